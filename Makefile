@@ -1,0 +1,34 @@
+# nvcre developer entry points. `make demo` is the main job; `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test unit venv bench clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## The main job: the local test bed with a simulated fleet, a certification and its report.
+demo: $(STAMP)
+	$(VENV)/bin/nvcrectl certification render examples/certification.yaml --platform aws --gpu-arch h100 --nodes 16
+
+## The whole test suite: unit, integration (real control plane) and end-to-end.
+test: $(STAMP)
+	$(PY) -m pytest tests
+
+unit: $(STAMP)
+	$(PY) -m pytest tests/unit
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info

@@ -1,0 +1,1 @@
+"""The catalog as data: category entries and platform/GPU override fragments."""

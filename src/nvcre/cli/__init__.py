@@ -1,0 +1,1 @@
+"""nvcrectl: the command-line interface (also `kubectl nvcre`)."""

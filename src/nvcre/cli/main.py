@@ -1,0 +1,43 @@
+"""Entry point of nvcrectl (and kubectl-nvcre).
+
+Imports every command module so its commands register on the groups in
+``nvcre.cli.apps``, then runs the app, turning a ``UserError`` into a one-line
+message and its exit code instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from nvcre.errors import EXIT_USAGE, UserError
+from nvcre.cli.apps import app
+
+# Command modules: each registers its commands on a group when imported.
+# Add a line here when you add a module under nvcre/cli/.
+from nvcre.cli import version as _version  # noqa: F401,E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run nvcrectl and return its exit code."""
+    try:
+        # Standalone mode lets click report usage errors (exit 2) and --help itself.
+        app(args=argv, prog_name="nvcrectl", standalone_mode=True)
+    except UserError as err:
+        print(f"error: {err.message}", file=sys.stderr)
+        return err.exit_code
+    except SystemExit as done:
+        code = done.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

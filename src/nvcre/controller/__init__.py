@@ -1,0 +1,1 @@
+"""The controller process: reconcilers for every kind, events and metrics."""

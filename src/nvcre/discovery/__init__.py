@@ -1,0 +1,1 @@
+"""Pure functions that read Node and ResourceSlice objects: platform, GPU, targeting."""

@@ -1,0 +1,1 @@
+"""Node-health detectors: CEL over whole Node objects."""

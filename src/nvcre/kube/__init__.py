@@ -1,0 +1,1 @@
+"""The one place the product talks to the Kubernetes API server."""

@@ -1,0 +1,1 @@
+"""Read-only MCP server over stdio."""

@@ -1,0 +1,1 @@
+"""Log parsers (nccl-tests, training, dcgmi) and CEL threshold judging."""

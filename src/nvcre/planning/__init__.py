@@ -1,0 +1,1 @@
+"""Pure planning: node groups per testScale and diagnose rounds."""

@@ -1,0 +1,1 @@
+"""One report model, projected to text, JSON, JUnit, Markdown and HTML."""

@@ -1,0 +1,1 @@
+"""Simulated GPU fleet: Node objects, a fake kubelet, workload emulators, faults."""

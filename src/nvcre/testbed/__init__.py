@@ -1,0 +1,1 @@
+"""A real local Kubernetes control plane from pinned binaries (tests and the demo)."""

@@ -1,0 +1,1 @@
+"""Workload adapters: resolved categories to plain Kubernetes objects."""
