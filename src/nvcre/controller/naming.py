@@ -1,0 +1,94 @@
+"""Deterministic child names, so a restarted controller finds what it already made.
+
+Names are a pure function of the parent's name and the child's role; a name too long
+for its slot is cut and given a short FNV-1a hash of the full name, so two long
+names that share a prefix still differ. The length budgets leave room for the
+suffixes the next tier appends (``-job``, ``-workload``, pod suffixes).
+"""
+
+from __future__ import annotations
+
+MAX_K8S_NAME = 63
+MAX_WORKLOAD_NAME = 44
+MAX_JOB_NAME = 35
+MAX_WORKFLOW_NAME = 31
+
+
+def fnv32a(text: str) -> int:
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8"):
+        value ^= byte
+        value = (value * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def short_hash(text: str) -> str:
+    """Five hex characters of FNV-1a over the text."""
+    return f"{fnv32a(text):05x}"[:5]
+
+
+def truncate(name: str, limit: int) -> str:
+    """``name`` if it fits, else its prefix plus ``-<hash5>`` of the full name."""
+    if len(name) <= limit:
+        return name
+    prefix = name[: max(limit - 6, 1)].rstrip("-") or name[:1]
+    return f"{prefix}-{short_hash(name)}"
+
+
+def extract_hash(name: str) -> str:
+    """The trailing 5-hex segment a truncated name carries, else a fresh hash of the name."""
+    tail = name.rsplit("-", 1)[-1]
+    if len(tail) == 5 and all(c in "0123456789abcdef" for c in tail):
+        return tail
+    return short_hash(name)
+
+
+def options_suffix(options: dict | None) -> str:
+    """Tokens that tell two runs of the same category with different options apart."""
+    if not options:
+        return ""
+    tokens: list[str] = []
+    if options.get("nodesPerJob") is not None:
+        tokens.append(f"n{options['nodesPerJob']}")
+    if options.get("enableMNNVL") is not None:
+        tokens.append("mnnvl" if options["enableMNNVL"] else "nomnnvl")
+    if options.get("testScale"):
+        tokens.append(str(options["testScale"]))
+    if options.get("enableCheckpoint"):
+        tokens.append("ckpt")
+    if options.get("maxSteps") is not None:
+        tokens.append(f"s{options['maxSteps']}")
+    if options.get("exitDurationMins") is not None:
+        tokens.append(f"e{options['exitDurationMins']}")
+    if options.get("gpusPerNode") is not None:
+        tokens.append(f"g{options['gpusPerNode']}")
+    return ("-" + "-".join(tokens)) if tokens else ""
+
+
+def workflow_name(certification: str, domain: str, variant: str, options: dict | None = None) -> str:
+    return truncate(f"{certification}-{domain}-{variant}{options_suffix(options)}", MAX_WORKFLOW_NAME)
+
+
+def job_name(workflow: str, group: str, iteration: int, *, single: bool) -> str:
+    """``<wf>-job`` for a single group and iteration, else ``<wf>-<group>-iter-<n>``."""
+    if single:
+        return truncate(f"{workflow}-job", MAX_JOB_NAME)
+    return truncate(f"{workflow}-{group}-iter-{iteration}", MAX_JOB_NAME)
+
+
+def workload_name(job: str) -> str:
+    return truncate(f"{job}-workload", MAX_WORKLOAD_NAME)
+
+
+def bandwidth_name(job: str) -> str:
+    return truncate(f"{job}-bandwidth", MAX_K8S_NAME)
+
+
+def goodput_name(job: str) -> str:
+    return truncate(f"{job}-goodput", MAX_K8S_NAME)
+
+
+def node_results_names(workflow_uid: str) -> tuple[str, str]:
+    """(succeeded, failed) ConfigMap names of a Workflow."""
+    short = (workflow_uid or "").replace("-", "")[:8] or "local"
+    return f"succeeded-nodes-{short}", f"failed-nodes-{short}"

@@ -1,0 +1,362 @@
+"""The one place nvcre talks to the Kubernetes API server.
+
+A thin layer over the official client's connection handling (kubeconfig, in-cluster
+service account, TLS, bearer tokens) that speaks raw REST paths and returns plain
+dicts, so every kind (ours, core, batch, Kubeflow) goes through the same few
+verbs: get, list, create-if-absent, merge-patch, status update with conflict
+retries, delete with a UID precondition, pod logs, access reviews and Events.
+Every request is counted, because requests per Job is a budget we measure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlencode
+
+import kubernetes
+from kubernetes.client import ApiClient, Configuration
+
+from nvcre.errors import UserError
+from nvcre.kube.resources import Resource, resource_for
+
+
+class ApiError(Exception):
+    """The API server answered with an error status."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def already_exists(self) -> bool:
+        return self.status == 409 and self.reason == "AlreadyExists"
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status == 403
+
+
+def now_rfc3339() -> str:
+    """The current time the way Kubernetes writes timestamps."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load_configuration(kubeconfig: str | None = None, context: str | None = None) -> Configuration:
+    """Connection settings from a kubeconfig file, $KUBECONFIG, or the in-cluster service account."""
+    config = Configuration()
+    path = kubeconfig or os.environ.get("KUBECONFIG")
+    try:
+        if path:
+            if not os.path.exists(path):
+                raise UserError(f"kubeconfig {path!r} does not exist")
+            kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=config)
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            kubernetes.config.load_incluster_config(client_configuration=config)
+        else:
+            default = os.path.expanduser("~/.kube/config")
+            if not os.path.exists(default):
+                raise UserError("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run inside a cluster")
+            kubernetes.config.load_kube_config(config_file=default, context=context, client_configuration=config)
+    except kubernetes.config.ConfigException as err:
+        raise UserError(f"cannot load kubeconfig {path or '~/.kube/config'}: {err}") from err
+    return config
+
+
+class KubeClient:
+    """Plain-dict access to the API server, thread-safe, with request counting."""
+
+    def __init__(self, configuration: Configuration, *, user_agent: str = "nvcre-controller") -> None:
+        self.configuration = configuration
+        self._api = ApiClient(configuration)
+        self._api.user_agent = user_agent
+        self._lock = threading.Lock()
+        self.requests: Counter[str] = Counter()  # "VERB kind" -> count
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
+        return cls(load_configuration(kubeconfig, context))
+
+    @property
+    def total_requests(self) -> int:
+        with self._lock:
+            return sum(self.requests.values())
+
+    # ------------------------------------------------------------------ raw
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        raw: bool = False,
+        counter_key: str | None = None,
+        timeout: float | None = 60.0,
+    ) -> Any:
+        """One HTTP request; returns the decoded JSON (or text when raw), raises ApiError."""
+        with self._lock:
+            self.requests[counter_key or f"{method} {path.rsplit('/', 1)[-1]}"] += 1
+        query = {k: v for k, v in (query or {}).items() if v is not None}
+        url = self.configuration.host + path + ("?" + urlencode(query) if query else "")
+        headers = {"Accept": "application/json, */*", "User-Agent": self._api.user_agent}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        self._api.update_params_for_auth(headers, [], ["BearerToken"], url, method, body)
+        payload = json.dumps(body) if body is not None else None
+        response = self._api.rest_client.pool_manager.request(
+            method, url, body=payload, headers=headers, timeout=timeout, preload_content=True
+        )
+        data = response.data or b""
+        if response.status >= 400:
+            reason, message = str(response.status), data.decode("utf-8", "replace")
+            try:
+                status = json.loads(data)
+                reason = status.get("reason") or reason
+                message = status.get("message") or message
+            except ValueError:
+                pass
+            raise ApiError(response.status, reason, message)
+        if raw:
+            return data.decode("utf-8", "replace")
+        return json.loads(data) if data else {}
+
+    # ------------------------------------------------------------------ reads
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """The object, or None when it does not exist."""
+        res = resource_for(api_version, kind)
+        try:
+            return self.request("GET", res.item_path(name, namespace), counter_key=f"GET {kind}")
+        except ApiError as err:
+            if err.not_found:
+                return None
+            raise
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[dict]:
+        """Every matching object (one request; the API server's default page size is unlimited)."""
+        res = resource_for(api_version, kind)
+        try:
+            answer = self.request(
+                "GET",
+                res.collection_path(namespace),
+                query={"labelSelector": label_selector, "fieldSelector": field_selector},
+                counter_key=f"LIST {kind}",
+            )
+        except ApiError as err:
+            if err.not_found:  # the kind is not installed (e.g. TrainJob)
+                return []
+            raise
+        items = answer.get("items") or []
+        for item in items:
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+        return items
+
+    def kind_installed(self, api_version: str, kind: str) -> bool:
+        """Whether the API server serves this kind (e.g. Kubeflow Trainer's TrainJob)."""
+        res = resource_for(api_version, kind)
+        root = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+        try:
+            answer = self.request("GET", root, counter_key="GET discovery")
+        except ApiError as err:
+            if err.not_found:
+                return False
+            raise
+        return any(r.get("name") == res.plural for r in answer.get("resources", []))
+
+    # ------------------------------------------------------------------ writes
+    def create(self, obj: dict, namespace: str | None = None) -> tuple[dict, bool]:
+        """Create the object unless one of that name exists; returns (object, created)."""
+        res = _resource_of(obj)
+        ns = namespace or obj.get("metadata", {}).get("namespace")
+        try:
+            return self.request("POST", res.collection_path(ns), body=obj, counter_key=f"CREATE {res.kind}"), True
+        except ApiError as err:
+            if not err.already_exists:
+                raise
+        existing = self.get(res.api_version, res.kind, obj["metadata"]["name"], ns)
+        if existing is None:  # deleted between the two calls: try once more
+            return self.request("POST", res.collection_path(ns), body=obj, counter_key=f"CREATE {res.kind}"), True
+        return existing, False
+
+    def merge_patch(self, api_version: str, kind: str, name: str, namespace: str | None, patch: dict) -> dict:
+        res = resource_for(api_version, kind)
+        return self.request(
+            "PATCH",
+            res.item_path(name, namespace),
+            body=patch,
+            content_type="application/merge-patch+json",
+            counter_key=f"PATCH {kind}",
+        )
+
+    def update_status(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        mutate: Callable[[dict], bool],
+        *,
+        current: dict | None = None,
+        attempts: int = 8,
+    ) -> dict | None:
+        """Apply ``mutate`` to a fresh copy of the object and PUT its status subresource.
+
+        ``mutate`` edits the object in place and returns whether anything changed;
+        on a 409 conflict the object is re-read and ``mutate`` applied again, so the
+        decision is always made on the latest state. Returns the written object, the
+        unchanged one when there was nothing to write, or None if it is gone.
+        """
+        res = resource_for(api_version, kind)
+        obj = current
+        for attempt in range(attempts):
+            if obj is None:
+                obj = self.get(api_version, kind, name, namespace)
+                if obj is None:
+                    return None
+            obj.setdefault("status", {})
+            if not mutate(obj):
+                return obj
+            try:
+                return self.request(
+                    "PUT", res.item_path(name, namespace) + "/status", body=obj, counter_key=f"STATUS {kind}"
+                )
+            except ApiError as err:
+                if err.not_found:
+                    return None
+                if not err.conflict or attempt == attempts - 1:
+                    raise
+                obj = None
+                time.sleep(0.05 * (attempt + 1))
+        return None
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        uid: str | None = None,
+        propagation: str = "Background",
+    ) -> bool:
+        """Delete (only the object with ``uid`` when given); True if a delete was issued."""
+        res = resource_for(api_version, kind)
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        try:
+            self.request("DELETE", res.item_path(name, namespace), body=body, counter_key=f"DELETE {kind}")
+            return True
+        except ApiError as err:
+            if err.not_found or err.conflict:
+                return False
+            raise
+
+    # ------------------------------------------------------------------ pods, access, events
+    def pod_log(
+        self,
+        name: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        tail_lines: int | None = None,
+        limit_bytes: int | None = None,
+        timestamps: bool = False,
+    ) -> str | None:
+        """The container log through the API server (kubelet proxy), or None when unavailable."""
+        path = resource_for("v1", "Pod").item_path(name, namespace) + "/log"
+        query = {
+            "container": container,
+            "tailLines": tail_lines,
+            "limitBytes": limit_bytes,
+            "timestamps": "true" if timestamps else None,
+        }
+        try:
+            return self.request("GET", path, query=query, raw=True, counter_key="GET pods/log", timeout=120.0)
+        except ApiError as err:
+            if err.status in (400, 404, 500, 502, 503):
+                return None
+            raise
+
+    def can_i(self, verb: str, resource: str, namespace: str, group: str = "") -> tuple[bool, str]:
+        """A SelfSubjectAccessReview: may this identity do ``verb`` on ``resource`` in ``namespace``?"""
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"namespace": namespace, "verb": verb, "resource": resource, "group": group}},
+        }
+        answer = self.request(
+            "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=review, counter_key="CREATE SSAR"
+        )
+        status = answer.get("status") or {}
+        return bool(status.get("allowed")), status.get("reason") or ""
+
+    def post_event(
+        self,
+        involved: dict,
+        event_type: str,
+        reason: str,
+        message: str,
+        *,
+        component: str = "nvcre-controller",
+    ) -> None:
+        """Record a core/v1 Event on an object (shown by ``kubectl describe``)."""
+        meta = involved.get("metadata", {})
+        namespace = meta.get("namespace") or "default"
+        stamp = now_rfc3339()
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta.get('name', 'object')}.", "namespace": namespace},
+            "involvedObject": {
+                "apiVersion": involved.get("apiVersion"),
+                "kind": involved.get("kind"),
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            },
+            "type": event_type,
+            "reason": reason,
+            "message": message,
+            "source": {"component": component},
+            "reportingComponent": component,
+            "reportingInstance": os.environ.get("HOSTNAME", "local"),
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        self.request("POST", resource_for("v1", "Event").collection_path(namespace), body=event, counter_key="CREATE Event")
+
+
+def _resource_of(obj: dict) -> Resource:
+    try:
+        return resource_for(obj["apiVersion"], obj["kind"])
+    except KeyError as err:
+        raise ValueError(f"object without apiVersion/kind: {obj.get('metadata', {}).get('name')}") from err
