@@ -8,7 +8,10 @@ validation, the renderer and the Job's judgement cannot disagree.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cel
 
@@ -69,3 +72,192 @@ def check_threshold(key: str, expression: str) -> ThresholdProblem | None:
 def _first_line(err: Exception) -> str:
     text = str(err).strip() or type(err).__name__
     return text.splitlines()[0]
+
+
+# --- judging measured values -----------------------------------------------------------
+
+DEFAULT_MEASUREMENT_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class ThresholdEvaluation:
+    """The verdict on one ``key: expression`` entry."""
+
+    metric: str
+    expression: str
+    measured_value: float | None
+    passed: bool
+    reason: str  # ThresholdMet | ThresholdViolated | MeasurementUnavailable | InvalidThresholdExpression
+    message: str
+
+    def to_dict(self) -> dict:
+        return {
+            "metric": self.metric,
+            "expression": self.expression,
+            "measuredValue": self.measured_value,
+            "passed": self.passed,
+            "reason": self.reason,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class ThresholdDecision:
+    """The verdict on a whole threshold map, shaped like the Job's ValidationFailed condition.
+
+    ``failed`` is the condition's status (True = ValidationFailed). ``pending`` is True
+    only for MeasurementUnavailable: the caller waits for the measurement and asks
+    again, passing ``timed_out=True`` once its measurement timeout has passed.
+    """
+
+    failed: bool
+    pending: bool
+    reason: str
+    message: str
+    evaluations: tuple[ThresholdEvaluation, ...] = ()
+    missing: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    version: int = 1
+
+    def to_dict(self) -> dict:
+        """The evidence annotation body (camelCase, like the rest of the API)."""
+        return {
+            "version": self.version,
+            "failed": self.failed,
+            "reason": self.reason,
+            "message": self.message,
+            "evaluations": [e.to_dict() for e in self.evaluations],
+        }
+
+
+def _format_go_duration(seconds: float) -> str:
+    """300 -> '5m0s', 90 -> '1m30s', 3700 -> '1h1m40s' (how the reference prints timeouts)."""
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"
+
+
+def _usable(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _evaluate_one(key: str, expression: str, value: float) -> ThresholdEvaluation:
+    problem = check_threshold(key, expression)
+    if problem is not None:
+        return ThresholdEvaluation(
+            key, str(expression), value, False, problem.reason, f'Threshold "{key}": {problem.message}'
+        )
+    try:
+        verdict = _compiled(expression).execute({"value": value})
+    except Exception as err:  # a runtime type error in the user's expression
+        return ThresholdEvaluation(
+            key, expression, value, False, "InvalidThresholdExpression",
+            f"Threshold {key!r}: expression {expression!r} failed on measured {value:.4f}: {_first_line(err)}",
+        )
+    if not isinstance(verdict, bool):
+        return ThresholdEvaluation(
+            key, expression, value, False, "InvalidThresholdExpression",
+            f"Threshold {key!r}: expression {expression!r} must return a bool",
+        )
+    if verdict:
+        return ThresholdEvaluation(
+            key, expression, value, True, "ThresholdMet",
+            f'Threshold "{key}" met: measured {value:.4f}, expression: {expression}',
+        )
+    return ThresholdEvaluation(
+        key, expression, value, False, "ThresholdViolated",
+        f'Threshold "{key}" violated: measured {value:.4f}, expression: {expression}',
+    )
+
+
+@lru_cache(maxsize=256)
+def _compiled(expression: str):
+    return cel.compile(expression)
+
+
+def evaluate_thresholds(
+    thresholds: dict[str, str] | None,
+    metrics: dict[str, float | None],
+    *,
+    timed_out: bool = False,
+    timeout_seconds: float = DEFAULT_MEASUREMENT_TIMEOUT_S,
+) -> ThresholdDecision:
+    """Judge measured ``metrics`` against ``thresholds``; never raises on user input.
+
+    Order (as the reference judges): unknown keys fail at once; a missing value makes
+    the decision pending (or ``MeasurementTimeout`` once ``timed_out``); then every
+    entry is evaluated and the first failure in key order names the condition.
+    """
+    thresholds = dict(thresholds or {})
+    if not thresholds:
+        return ThresholdDecision(False, False, "ThresholdsMet", "No performance thresholds configured")
+    unknown = tuple(sorted(str(k) for k in thresholds if k not in THRESHOLD_KEYS))
+    if unknown:
+        return ThresholdDecision(
+            True, False, "UnknownThresholdKey",
+            f"unknown threshold key(s) [{', '.join(unknown)}]; valid keys: [{', '.join(THRESHOLD_KEYS)}]",
+            unknown=unknown,
+        )
+    missing = tuple(sorted(k for k in thresholds if _usable(metrics.get(k)) is None))
+    if missing:
+        evaluations = tuple(
+            ThresholdEvaluation(k, str(thresholds[k]), None, False, "MeasurementUnavailable",
+                                f"no measured value for {k}")
+            for k in missing
+        )
+        if timed_out:
+            return ThresholdDecision(
+                True, False, "MeasurementTimeout",
+                f"Measurement data not available within {_format_go_duration(timeout_seconds)} "
+                f"for keys: [{', '.join(missing)}]",
+                evaluations=evaluations, missing=missing,
+            )
+        return ThresholdDecision(
+            False, True, "MeasurementUnavailable",
+            f"Waiting for measurement data for keys: [{', '.join(missing)}]",
+            evaluations=evaluations, missing=missing,
+        )
+    evaluations = tuple(
+        _evaluate_one(key, str(thresholds[key]), _usable(metrics[key]))  # type: ignore[arg-type]
+        for key in sorted(thresholds)
+    )
+    failures = [e for e in evaluations if not e.passed]
+    if failures:
+        first = failures[0]
+        return ThresholdDecision(True, False, first.reason, first.message, evaluations=evaluations)
+    return ThresholdDecision(
+        False, False, "ThresholdsMet", "All performance thresholds satisfied", evaluations=evaluations
+    )
+
+
+_LOWER_BOUND = re.compile(r"\bvalue\s*>=?\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)")
+_LOWER_BOUND_REVERSED = re.compile(r"(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*<=?\s*value\b")
+
+
+def threshold_minimum(expression: str | None) -> float | None:
+    """The lower bound a threshold sets (for the report's LOW flag), or None if it sets none.
+
+    ``"300"`` and ``"value >= 300"`` and ``"value > 300 && value < 900"`` give 300.0;
+    an upper bound alone (``value <= 900``) gives None. With several lower bounds
+    joined by ``&&`` the tightest (largest) wins.
+    """
+    if expression is None:
+        return None
+    text = str(expression).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if "||" in text:
+        return None  # a disjunction has no single minimum
+    bounds = [float(m) for m in _LOWER_BOUND.findall(text)]
+    bounds += [float(m) for m in _LOWER_BOUND_REVERSED.findall(text)]
+    return max(bounds) if bounds else None
