@@ -1,0 +1,84 @@
+"""JUnit XML for CI systems: a testsuite per category, a testcase per group and per failed node.
+
+CI dashboards show testcases, so a failed node becomes its own red line with its
+reason, and each group its own line with its measured bandwidth. Nothing here decides
+a verdict; it is read from the report model.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from nvcre.report.model import CategoryReport, Report
+
+
+def render_junit(report: Report) -> str:
+    root = ET.Element("testsuites", name=report.name)
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for category in report.categories:
+        suite = _suite(report, category)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    if report.result == "INCOMPLETE" or not report.categories:
+        suite = ET.SubElement(root, "testsuite", name=f"{report.name}.certification", tests="1", failures="0", errors="1")
+        case = ET.SubElement(suite, "testcase", name="coverage", classname=f"{report.name}.certification")
+        why = "no categories" if not report.categories else f"{len(report.excluded_nodes)} target nodes were excluded"
+        err = ET.SubElement(case, "error", message=f"Certification {report.result}: {why}")
+        err.text = "\n".join(f"{e.name}: {e.reason}" for e in report.exclusions)
+        totals["tests"] += 1
+        totals["errors"] += 1
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(report: Report, c: CategoryReport) -> ET.Element:
+    classname = f"{report.name}.{c.domain}.{c.variant}"
+    suite = ET.Element("testsuite", name=c.key, time=f"{c.runtime_seconds or 0:.0f}")
+    failures = errors = tests = 0
+    failed_groups = {fg.name: fg for fg in c.failed_groups}
+    for g in c.groups:
+        tests += 1
+        case = ET.SubElement(suite, "testcase", name=f"group {g.name} ({len(g.nodes)} nodes)", classname=classname)
+        out = [f"nodes: {', '.join(g.nodes)}"]
+        if g.bus_bw:
+            out.append(f"peak bus bandwidth: {g.bus_bw}{' (below minimum)' if g.below_min else ''}")
+        if g.transport:
+            out.append(f"transport: {', '.join(g.transport)}")
+        if g.name in failed_groups or g.phase == "Failed":
+            failures += 1
+            fg = failed_groups.get(g.name)
+            fail = ET.SubElement(case, "failure", message=(fg.reason if fg and fg.reason else "group failed"))
+            if fg and fg.failure_log and fg.failure_log.tail:
+                out.append(f"log of {fg.failure_log.pod_name} on {fg.failure_log.node_name}:\n{fg.failure_log.tail}")
+            fail.text = "\n".join(out)
+        elif g.phase != "Succeeded":
+            errors += 1
+            ET.SubElement(case, "error", message=f"group did not complete: {g.phase}")
+        ET.SubElement(case, "system-out").text = "\n".join(out)
+    for n in c.failed_nodes:
+        tests += 1
+        failures += 1
+        case = ET.SubElement(suite, "testcase", name=f"node {n.name}", classname=classname)
+        fail = ET.SubElement(case, "failure", message=f"{n.reason}: {n.message}" if n.message else n.reason, type=n.reason)
+        fail.text = n.message
+    if tests == 0 or c.status not in ("Succeeded", "Failed"):
+        tests += 1
+        case = ET.SubElement(suite, "testcase", name="category", classname=classname)
+        if c.status == "Failed":
+            failures += 1
+            ET.SubElement(case, "failure", message=c.failure_reason or "Category failed")
+        elif c.status != "Succeeded":
+            errors += 1
+            ET.SubElement(case, "error", message=f"Category did not complete: {c.status}")
+    elif c.status == "Failed" and failures == 0:
+        tests += 1
+        failures += 1
+        case = ET.SubElement(suite, "testcase", name="category", classname=classname)
+        ET.SubElement(case, "failure", message=c.failure_reason or "Category failed")
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    return suite

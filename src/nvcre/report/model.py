@@ -1,0 +1,180 @@
+"""The one report model: everything a person or a tool is told about a run.
+
+The CLI (text, JSON, JUnit, Markdown, HTML), the MCP server and the demo all render
+this model, and it is built by one pure function (``nvcre.report.build``) from the
+statuses of a Certification or WorkloadRun and its children. Keeping a single model
+means no two surfaces can disagree about a verdict or a failed node.
+
+The JSON form (``Report.to_json_dict``) is a documented, versioned schema
+(``docs/report-schema.md``); bump ``SCHEMA_VERSION`` on any incompatible change.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+SCHEMA_VERSION = "nvcre.report/v1"
+
+Result = Literal["PASSED", "FAILED", "INCOMPLETE", "RUNNING"]
+CategoryStatus = Literal["Succeeded", "Failed", "Running", "Pending"]
+NodeStatus = Literal["Passed", "Failed", "Untested", "Excluded"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class BandwidthRow(_Model):
+    """One message size of an NCCL sweep: display strings plus the numbers behind them."""
+
+    size: str  # "16 GB" (1024-based, as nccl-tests users read it)
+    size_bytes: int
+    alg_bw: str = Field(alias="algBW")  # "473.44 GB/s"
+    bus_bw: str = Field(alias="busBW")
+    alg_bw_gbps: float = Field(alias="algBWGBps")
+    bus_bw_gbps: float = Field(alias="busBWGBps")
+    samples: int = 0
+    low: bool = False  # the peak bus bandwidth here is below the threshold's minimum
+    provisional: bool = False  # read from an incomplete log; not a verdict
+
+
+class FailureLog(_Model):
+    """An excerpt from one workload pod of a failed group (evidence, not a verdict)."""
+
+    pod_name: str = ""
+    node_name: str = ""
+    exit_code: int | None = None
+    reason: str | None = None
+    tail: str | None = None
+
+
+class FailedNode(_Model):
+    """A node the run blamed, why, and in which category."""
+
+    name: str
+    reason: str  # WorkloadFailed | ThresholdViolation | HardwareFailureDetected
+    message: str = ""
+    category: str = ""  # domain/variant
+    group: str | None = None
+
+
+class FailedGroup(_Model):
+    name: str
+    node_count: int
+    nodes: list[str] = Field(default_factory=list)
+    reason: str = ""
+    failure_log: FailureLog | None = None
+
+
+class GroupResult(_Model):
+    """One node group of a category: where it ran, what it measured, how it ended."""
+
+    name: str
+    nodes: list[str] = Field(default_factory=list)
+    domain: str | None = None  # clique or rack the group sits in, when known
+    phase: str = "Pending"  # Pending | Running | Succeeded | Failed
+    job_name: str | None = None
+    bus_bw: str | None = Field(default=None, alias="busBW")  # peak over sizes, display form
+    bus_bw_gbps: float | None = Field(default=None, alias="busBWGBps")
+    transport: list[str] = Field(default_factory=list)
+    bandwidth: list[BandwidthRow] = Field(default_factory=list)
+    below_min: bool = False
+    provisional: bool = False
+
+
+class TrainingResult(_Model):
+    """Training metrics of one group (goodput and throughput), as display strings."""
+
+    name: str
+    node_count: int = 0
+    goodput: str | None = None
+    tflops: str | None = None
+    step_time: str | None = None
+
+
+class CategoryReport(_Model):
+    domain: str
+    variant: str
+    status: CategoryStatus = "Pending"
+    failure_reason: str | None = None
+    status_detail: str | None = None  # "Blocked:" line: why pods cannot be scheduled
+    runtime: str | None = None
+    runtime_seconds: float | None = None
+    test_scale: str | None = None
+    nodes_per_job: int | None = None
+    jobs: int | None = None
+    groups_done: int = 0
+    groups_total: int = 0
+    iterations: int | None = None
+    placement: str | None = None  # only for Unpinned
+    target_nodes: int | None = None
+    exercised_nodes: int | None = None
+    mnnvl: str | None = None  # Enabled | Disabled
+    thresholds: dict[str, str] = Field(default_factory=dict)
+    bus_bw_minimum_gbps: float | None = Field(default=None, alias="busBWMinimumGBps")
+    bandwidth: list[BandwidthRow] = Field(default_factory=list)
+    transport: list[str] = Field(default_factory=list)
+    groups: list[GroupResult] = Field(default_factory=list)
+    failed_groups: list[FailedGroup] = Field(default_factory=list)
+    failed_nodes: list[FailedNode] = Field(default_factory=list)
+    training: list[TrainingResult] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)  # variable NAMES only, never values
+    next_steps: list[str] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}/{self.variant}"
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "Succeeded"
+
+
+class Exclusion(_Model):
+    name: str
+    reason: str = ""
+
+
+class NodeResult(_Model):
+    """One target node's outcome across all categories, for the per-node map."""
+
+    name: str
+    domain: str | None = None  # clique or rack used to lay the map out
+    status: NodeStatus = "Untested"
+    reasons: list[str] = Field(default_factory=list)
+
+
+class Condition(_Model):
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+class Report(_Model):
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["Certification", "WorkloadRun"] = "Certification"
+    name: str
+    namespace: str = "default"
+    platform: str = "unknown"
+    gpu: str = "unknown"
+    total_nodes: int = 0
+    excluded_nodes: list[str] = Field(default_factory=list)
+    exclusion_reason: str | None = None
+    exclusions: list[Exclusion] = Field(default_factory=list)
+    categories: list[CategoryReport] = Field(default_factory=list)
+    categories_passed: int = 0
+    categories_total: int = 0
+    failed_nodes: list[str] = Field(default_factory=list)  # unique names, [] never null
+    failed_node_details: list[FailedNode] = Field(default_factory=list)
+    node_results: list[NodeResult] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)  # spec-level variable NAMES only
+    conditions: list[Condition] = Field(default_factory=list)
+    result: Result = "RUNNING"
+
+    def to_json_dict(self) -> dict:
+        """The documented JSON form: camelCase keys, absent optionals left out, lists kept."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -1,0 +1,90 @@
+"""The text report reproduces the shared fixtures and the seeds' sample byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import report_samples as samples
+from nvcre.report import build_report
+from nvcre.report.text import WIDTH, render_text
+
+
+def _fixture_text(fixtures_dir: Path, name: str) -> str:
+    text = (fixtures_dir / "reports" / name).read_text()
+    return text.split("--- results.json ---")[0].rstrip("\n") + "\n\n"
+
+
+@pytest.mark.parametrize(
+    "fixture, builder",
+    [
+        ("nvcre-cert-report-excluded-node-incomplete.txt", samples.excluded_incomplete),
+        ("nvcre-cert-report-hardware-failed.txt", samples.hardware_failed),
+        ("nvcre-cert-report-threshold-violation.txt", samples.threshold_violation),
+    ],
+)
+def test_text_matches_fixture(fixtures_dir, fixture, builder):
+    expected = _fixture_text(fixtures_dir, fixture)
+    assert render_text(build_report(builder())) == expected
+
+
+def test_text_matches_seeds_passing_sample(shared_dir):
+    seed = next(p for p in (shared_dir / "seeds").iterdir() if "nvcrectl-20260806-162730" in p.read_text())
+    lines = seed.read_text().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("╔"))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("│  Result:")) + 1
+    expected = "\n" + "\n".join(lines[start : end + 1]) + "\n\n"
+    assert render_text(build_report(samples.passing_gb300())) == expected
+
+
+def test_every_line_fits_the_box():
+    text = render_text(build_report(samples.seeds_failure()))
+    for line in text.splitlines():
+        if line.startswith(("│", "┌", "└", "├", "╔", "║", "╚")):
+            assert len(line) == WIDTH, line
+
+
+def test_failure_sample_names_nodes_reasons_and_hints():
+    text = render_text(build_report(samples.seeds_failure()))
+    assert "✗  gpu-node-07  ThresholdViolation" in text
+    assert "✗  gpu-node-12  HardwareFailureDetected" in text
+    assert "Status:    Failed" in text
+    assert "Runtime:   42m 18s" in text
+    assert "Result:       FAILED" in text
+    assert "Categories:   1/2 passed" in text
+    assert "Failed Nodes: 2" in text
+    assert "kubectl describe node gpu-node-12" in text
+    assert "412.30 GB/s  LOW" in text
+    assert "Pod:  wf-ar-group-1-launcher-x7k2p" in text
+    assert "Node: gpu-node-09 / Exit: 1 (Error)" in text
+
+
+def test_env_names_shown_values_never():
+    report = build_report(samples.seeds_failure())
+    text = render_text(report)
+    assert "NCCL_SOCKET_IFNAME" in text and "NCCL_DEBUG" in text
+    assert "eth0-secret-value" not in text and "INFO," not in text
+    assert "eth0-secret-value" not in report.model_dump_json()
+
+
+def test_blocked_category_shows_blocked_line_and_progress():
+    objs = samples.seeds_failure()
+    objs.root["status"]["conditions"] = [samples.cond("InProgress", "WorkflowRunning", "Certification in progress")]
+    objs.root["status"]["categoryStatuses"][0]["status"] = "InProgress"
+    wf = objs.workflows[0]
+    wf["status"]["conditions"] = [
+        samples.cond(
+            "InProgress",
+            "JobSchedulingBlocked",
+            "job wf-ar-group-1 scheduling blocked: 0/16 nodes are available: 8 Insufficient nvidia.com/gpu",
+        )
+    ]
+    wf["status"]["orchestration"]["groups"][1]["phase"] = "Running"
+    del wf["status"]["orchestration"]["groups"][1]["completionTime"]
+    text = render_text(build_report(objs))
+    assert "Status:    Running" in text
+    assert "Blocked:   job wf-ar-group-1 scheduling blocked:" in text
+    assert "Insufficient nvidia.com/gpu" in text
+    assert "Groups:    1/2 done" in text
+    assert "Result:       RUNNING" in text
