@@ -1,0 +1,122 @@
+"""LogProfile (cluster-scoped, no status): how to read a framework's logs.
+
+Regex patterns with named captures turn log lines into training steps,
+checkpoints and bandwidth rows. Profiles are data, so a new framework or log
+format is a new LogProfile, not new code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from nvcre.api.common import ApiModel, FieldProblem
+from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+
+PATTERN_NAMES = (
+    "trainingStep",
+    "checkpointSave",
+    "checkpointDone",
+    "checkpointRestore",
+    "checkpointLoaded",
+    "applicationStart",
+    "warmupStep",
+    "bandwidthResult",
+    "networkTransport",
+)
+
+
+class TimestampFormat(ApiModel):
+    """How ``(?P<timestamp>...)`` captures are read."""
+
+    layout: Annotated[str, StringConstraints(min_length=1, max_length=128)] = Field(
+        description="Go time layout, e.g. 2006-01-02T15:04:05.999999999Z (RFC 3339) or 2006-01-02 15:04:05.999999. "
+        "Without a timestamp capture the kubelet's RFC 3339 line prefix is used."
+    )
+
+
+class EventPattern(ApiModel):
+    """A regex with named captures for one kind of log event."""
+
+    regex: Annotated[str, StringConstraints(min_length=1, max_length=4096)] = Field(
+        description="Regex with named groups (Go (?P<name>...) syntax): globalStep, iteration, epoch, step, "
+        "stepTiming, loss, tflops, elapsedTime, saveDuration, path, timestamp, size, algBW, busBW, transport."
+    )
+    example: Annotated[str, StringConstraints(max_length=4096)] | None = Field(
+        None, description="A log line the regex must match (checked when loading)."
+    )
+    units: Annotated[dict[str, Literal["s", "ms", "us"]], Field(max_length=8)] | None = Field(
+        None, description="Unit of duration captures (stepTiming, elapsedTime, saveDuration): s (default), ms or us."
+    )
+
+    @model_validator(mode="after")
+    def _compiles(self) -> "EventPattern":
+        try:
+            compiled = re.compile(self.regex)
+        except re.error as err:
+            raise FieldProblem("regex", f"regex does not compile: {err}") from err
+        if self.example is not None and not compiled.search(self.example):
+            raise FieldProblem("example", "example does not match regex")
+        return self
+
+
+class LogPatterns(ApiModel):
+    """One optional pattern per event kind."""
+
+    training_step: EventPattern | None = None
+    checkpoint_save: EventPattern | None = None
+    checkpoint_done: EventPattern | None = None
+    checkpoint_restore: EventPattern | None = None
+    checkpoint_loaded: EventPattern | None = None
+    application_start: EventPattern | None = None
+    warmup_step: EventPattern | None = None
+    bandwidth_result: EventPattern | None = None
+    network_transport: EventPattern | None = None
+
+
+class WorkerStrategy(ApiModel):
+    """Which pods' logs to read."""
+
+    type: Literal["Single", "Multi"] = Field(description="Single: one pod. Multi: lifecycle and steps from chosen pods.")
+    lifecycle_pod: Literal["first", "last"] = "first"
+    training_step_pod: Literal["first", "last"] = "first"
+    replicated_job_name: Annotated[str, StringConstraints(min_length=1, max_length=63)] = Field(
+        "trainer", description="Replicated job whose pods are read (launcher for MPI, node for loopback)."
+    )
+
+
+class LogProfileSpec(ApiModel):
+    """Patterns and reading strategy for one log format."""
+
+    timestamp: TimestampFormat
+    patterns: LogPatterns = Field(default_factory=LogPatterns)
+    worker_strategy: WorkerStrategy | None = None
+    container_name: Annotated[str, StringConstraints(max_length=63)] | None = Field(
+        None, description="Container to read; auto-detected when empty."
+    )
+    warmup_steps: Annotated[int, Field(ge=0)] | None = Field(None, description="Steps excluded from averages.")
+    log_interval: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Only steps that are multiples of this are used."
+    )
+
+
+class LogProfile(KubeObject):
+    """How to parse a workload's logs into measurements."""
+
+    kind: Literal["LogProfile"] = "LogProfile"
+    spec: LogProfileSpec
+
+    crd = CrdInfo(
+        plural="logprofiles",
+        singular="logprofile",
+        short_names=("lp",),
+        scope="Cluster",
+        has_status=False,
+        columns=(
+            PrinterColumn("Workers", ".spec.workerStrategy.type"),
+            PrinterColumn("Replicated-Job", ".spec.workerStrategy.replicatedJobName", priority=1),
+            AGE,
+        ),
+    )

@@ -1,0 +1,406 @@
+"""Workflow: one category (or one WorkloadRun) across node groups and iterations.
+
+Created by the Certification and WorkloadRun controllers, rarely by hand. It plans
+groups for the testScale, creates one Job per group per iteration (bounded by
+maxConcurrent), runs diagnose rounds, and rolls results up for the report.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from nvcre.api.common import (
+    MAX_NODES,
+    PHASE_DESCRIPTION,
+    ApiModel,
+    BandwidthTable,
+    Conditions,
+    Duration,
+    ExcludedNode,
+    FailedGroup,
+    FailedNodes,
+    FieldProblem,
+    NodeName,
+    ObjectRef,
+    Phase,
+    TargetSpec,
+    Timestamp,
+    Transport,
+    TypedLocalObjectReference,
+    cel,
+)
+from nvcre.api.gang import GangSchedulerSpec
+from nvcre.api.job import JobSpec, Thresholds, check_thresholds
+from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+from nvcre.api.options import Placement, TestScale
+
+_FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+GroupName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+class TopologySpec(ApiModel):
+    """Pack groups by a node label (e.g. nvidia.com/gpu.clique)."""
+
+    topology_key: Annotated[str, StringConstraints(min_length=1, max_length=317)]
+    strict_domain: bool = Field(False, description="One group per domain at its natural size.")
+
+
+class DiagnoseSpec(ApiModel):
+    """Adaptive fault isolation settings."""
+
+    min_group_size: Annotated[int, Field(ge=1)] = Field(2, description="Smallest group a split goes down to.")
+    topology_key: Annotated[str, StringConstraints(max_length=317)] | None = Field(
+        None, description="Label that defines racks/cliques for screening; unset: chunks of ceil(sqrt(N)) nodes."
+    )
+
+
+class ExecutionSpec(ApiModel):
+    """How Jobs are launched."""
+
+    max_concurrent: Annotated[int, Field(ge=0)] = Field(0, description="Jobs at once; 0 = unlimited.")
+    timeout_per_job: Duration | None = Field(None, description="Per-Job run budget; unset = no timeout.")
+    retry_failed_groups: Annotated[int, Field(ge=0)] = Field(0, description="Retries of a failed group (not timeouts).")
+
+
+class OrchestrationSpec(ApiModel):
+    """Which nodes, how they are grouped, how Jobs run."""
+
+    target: TargetSpec | None = Field(None, description="Nodes to run on; unset means all GPU nodes.")
+    topology: TopologySpec | None = None
+    diagnose: DiagnoseSpec | None = Field(None, description="Set for testScale diagnose.")
+    execution: ExecutionSpec = Field(default_factory=ExecutionSpec)
+    iterations: Annotated[int, Field(ge=1)] = Field(1, description="How many times every group runs.")
+    placement: Placement | None = Field(None, description="Pinned (default) or Unpinned (one job, scheduler-placed).")
+    nodes_per_job: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Group size (Unpinned: the single job's size). Unset: all nodes (our extension)."
+    )
+    test_scale: TestScale | None = Field(None, description="The testScale asked for, for the report (our extension).")
+
+    @classmethod
+    def cel_rules(cls) -> list[dict[str, str]]:
+        return [
+            cel(
+                "!has(self.placement) || self.placement != 'Unpinned' || "
+                "(!has(self.diagnose) && (!has(self.topology) || !self.topology.strictDomain))",
+                "placement Unpinned cannot be combined with diagnose or a strict topology domain",
+                field_path=".placement",
+            ),
+            cel(
+                "!has(self.placement) || self.placement != 'Unpinned' || "
+                "(!has(self.testScale) || self.testScale == 'full-scale')",
+                "placement Unpinned cannot be combined with testScale intra-node, intra-rack or diagnose",
+                field_path=".placement",
+            ),
+        ]
+
+    @model_validator(mode="after")
+    def _unpinned(self) -> "OrchestrationSpec":
+        if self.placement == "Unpinned":
+            if self.diagnose is not None or (self.topology is not None and self.topology.strict_domain):
+                raise FieldProblem("placement", "placement Unpinned cannot be combined with diagnose or a strict topology domain")
+            if self.test_scale not in (None, "full-scale"):
+                raise FieldProblem("placement", f"placement Unpinned cannot be combined with testScale {self.test_scale}")
+        return self
+
+
+class StringMatch(ApiModel):
+    """Match a string: equals, in, notIn (ANDed)."""
+
+    equals: Annotated[str, StringConstraints(max_length=64)] | None = None
+    in_: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], Field(max_length=32)] | None = Field(
+        None, alias="in"
+    )
+    not_in: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], Field(max_length=32)] | None = None
+
+
+class IntMatch(ApiModel):
+    equals: int | None = None
+    greater_than: int | None = None
+    less_than: int | None = None
+
+
+class TopologyMatch(ApiModel):
+    mode: Literal["simple", "topology"] | None = None
+    domain_count: IntMatch | None = None
+
+
+class WhenSpec(ApiModel):
+    """When an override or dependency applies; all parts set are ANDed, empty always matches."""
+
+    gpu_architecture: StringMatch | None = Field(None, alias="gpuArchitecture")
+    platform: StringMatch | None = None
+    workload_kind: Annotated[str, StringConstraints(max_length=64)] | None = None
+    topology: TopologyMatch | None = None
+    config: dict[str, Any] | None = Field(None, json_schema_extra=_FREE_OBJECT)
+    expression: Annotated[str, StringConstraints(max_length=2048)] | None = Field(
+        None, description="CEL over gpuArchitecture, platform, workloadKind, topology, config."
+    )
+
+
+class OrchestrationOverride(ApiModel):
+    """Orchestration fields an override replaces when set."""
+
+    target: TargetSpec | None = None
+    topology: TopologySpec | None = None
+    execution: ExecutionSpec | None = None
+    iterations: Annotated[int, Field(ge=1)] | None = None
+    placement: Placement | None = None
+
+
+class OverrideSpec(ApiModel):
+    """A conditional patch on the Job template, dependencies or orchestration."""
+
+    when: WhenSpec
+    job_template: dict[str, Any] | None = Field(
+        None, description="Strategic merge patch on jobTemplate.", json_schema_extra=_FREE_OBJECT
+    )
+    job_template_patch: Annotated[list[dict[str, Any]], Field(max_length=256)] | None = Field(
+        None, description="RFC 6902 JSON Patch, applied after jobTemplate.", json_schema_extra={"items": _FREE_OBJECT}
+    )
+    dependencies: Annotated[list[dict[str, Any]], Field(max_length=64)] | None = Field(
+        None, json_schema_extra={"items": _FREE_OBJECT}
+    )
+    orchestration: OrchestrationOverride | None = None
+
+
+class PerformanceTracking(ApiModel):
+    per_node: bool = False
+    per_domain: bool = False
+
+
+class ThresholdSet(ApiModel):
+    thresholds: Thresholds | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "ThresholdSet":
+        check_thresholds(self.thresholds)
+        return self
+
+
+class PerformanceValidation(ApiModel):
+    """Threshold judging, copied into each Job when it is created."""
+
+    enabled: bool = False
+    plugin: Annotated[str, StringConstraints(max_length=64)] | None = None
+    config: dict[str, Any] | None = Field(None, json_schema_extra=_FREE_OBJECT)
+    tracking: PerformanceTracking | None = None
+    thresholds: ThresholdSet | None = None
+    measurement_timeout: Duration | None = None
+
+
+class ValidationSpec(ApiModel):
+    performance: PerformanceValidation | None = None
+
+
+class JobTemplateMeta(ApiModel):
+    """Labels and annotations copied onto each Job (never onto the workload)."""
+
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+class JobTemplate(ApiModel):
+    metadata: JobTemplateMeta | None = None
+    spec: JobSpec
+
+
+class WorkflowSpec(ApiModel):
+    """A category's plan: the Job template, how to group nodes, overrides and dependencies."""
+
+    namespace: Annotated[str, StringConstraints(max_length=63)] | None = Field(
+        None, description="Unused: everything is created in the Workflow's own namespace."
+    )
+    job_template: JobTemplate
+    orchestration: OrchestrationSpec
+    dependencies: Annotated[list[dict[str, Any]], Field(max_length=64)] | None = Field(
+        None,
+        description="Objects created before the Jobs (TrainingRuntime, ComputeDomain, PVC, ConfigMap), each with an "
+        "optional `when`.",
+        json_schema_extra={"items": _FREE_OBJECT},
+    )
+    overrides: Annotated[list[OverrideSpec], Field(max_length=64)] | None = Field(
+        None, description="Applied in order; every match applies."
+    )
+    validation: ValidationSpec | None = None
+    gang_scheduler: GangSchedulerSpec | None = Field(
+        None,
+        description="Resolved gang-scheduling contract. Immutable.",
+        json_schema_extra={"x-kubernetes-validations": [cel("self == oldSelf", "gangScheduler is immutable")]},
+    )
+    category: Annotated[str, StringConstraints(max_length=128)] | None = Field(
+        None, description="domain/variant this Workflow runs, when created by a Certification (our extension)."
+    )
+
+    @classmethod
+    def cel_rules(cls) -> list[dict[str, str]]:
+        return [
+            cel(
+                "has(self.gangScheduler) == has(oldSelf.gangScheduler)",
+                "gangScheduler cannot be added or removed after creation",
+            )
+        ]
+
+
+GroupPhase = Literal["Pending", "Running", "Succeeded", "Failed"]
+
+
+class GroupStatus(ApiModel):
+    """One node group of the current iteration."""
+
+    name: GroupName
+    nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = None
+    domains: Annotated[list[Annotated[str, StringConstraints(max_length=128)]], Field(max_length=1024)] | None = None
+    domain_node_counts: Annotated[dict[str, int], Field(max_length=1024)] | None = None
+    overflow: bool | None = None
+    phase: GroupPhase = "Pending"
+    retries: Annotated[int, Field(ge=0)] = 0
+    job_ref: ObjectRef | None = None
+    start_time: Timestamp | None = None
+    completion_time: Timestamp | None = None
+    bandwidth: BandwidthTable | None = Field(
+        None, description="Bandwidth per message size for this group (our extension; keep to the sizes reported)."
+    )
+    transport: Transport | None = Field(None, description="NCCL network the group used (our extension).")
+
+
+class IterationRecord(ApiModel):
+    """A finished iteration's groups (compact)."""
+
+    iteration: Annotated[int, Field(ge=1)]
+    groups: Annotated[list["GroupSummary"], Field(max_length=MAX_NODES)] = Field(default_factory=list)
+
+
+class GroupSummary(ApiModel):
+    name: GroupName
+    phase: GroupPhase
+    job_name: Annotated[str, StringConstraints(max_length=253)] | None = None
+    start_time: Timestamp | None = None
+    completion_time: Timestamp | None = None
+
+
+class AppliedOverride(ApiModel):
+    index: Annotated[int, Field(ge=0)]
+    when: Annotated[str, StringConstraints(max_length=512)] | None = None
+    patches: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    no_op: bool | None = None
+
+
+class DiagnoseStatus(ApiModel):
+    """Compact state of adaptive fault isolation. The planner owns the shape of anything
+    beyond the typed fields (kept as-is by the API server)."""
+
+    preserve_unknown_fields = True
+    model_config = {"extra": "allow"}
+
+    stage: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        None, description="intra-screening, inter-screening, bisection, confirmation, cross-boundary, complete, ..."
+    )
+    round: Annotated[int, Field(ge=0)] | None = None
+    healthy_nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = None
+    suspect_nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = None
+    suspect_links: Annotated[list[Annotated[list[NodeName], Field(min_length=2, max_length=2)]], Field(max_length=1024)] | None = (
+        Field(None, description="Node pairs that fail only together.")
+    )
+    suspect_domains: Annotated[list[Annotated[str, StringConstraints(max_length=128)]], Field(max_length=1024)] | None = (
+        Field(None, description="Racks/cliques or boundaries that fail only across.")
+    )
+
+
+class DependencyRef(ApiModel):
+    api_version: Annotated[str, StringConstraints(max_length=253)]
+    kind: Annotated[str, StringConstraints(max_length=63)]
+    name: Annotated[str, StringConstraints(max_length=253)]
+    namespace: Annotated[str, StringConstraints(max_length=63)] | None = None
+    scope: Literal["workflow", "job", "iteration", ""] | None = None
+    group_name: Annotated[str, StringConstraints(max_length=128)] | None = None
+    iteration: int | None = None
+
+
+class OrchestrationStatus(ApiModel):
+    """Grouping, progress and what was detected."""
+
+    total_nodes: int | None = None
+    nodes_per_job: int | None = None
+    total_groups: int | None = None
+    current_iteration: int | None = None
+    completed_iterations: int | None = None
+    test_scale: TestScale | None = None
+    placement: Placement | None = None
+    detected_platform: Annotated[str, StringConstraints(max_length=32)] | None = None
+    detected_gpu_architecture: Annotated[str, StringConstraints(max_length=32)] | None = Field(
+        None, alias="detectedGPUArchitecture"
+    )
+    gpu_products: Annotated[list[Annotated[str, StringConstraints(max_length=128)]], Field(max_length=16)] | None = None
+    mnnvl: bool | None = Field(None, description="Multi-node NVLink was enabled.")
+    excluded_nodes: Annotated[list[ExcludedNode], Field(max_length=MAX_NODES)] | None = Field(
+        None, description="Target nodes left out, each with its reason (our extension of the reference's names list)."
+    )
+    exclusion_reason: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    exercised_nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = Field(
+        None, description="Unpinned: nodes the pods actually ran on."
+    )
+    applied_overrides: Annotated[list[AppliedOverride], Field(max_length=64)] | None = None
+    diagnose: DiagnoseStatus | None = None
+    groups: Annotated[list[GroupStatus], Field(max_length=MAX_NODES)] | None = None
+    iteration_history: Annotated[list[IterationRecord], Field(max_length=64)] | None = None
+
+
+class WorkflowSummary(ApiModel):
+    """Counts for `kubectl get` (our extension)."""
+
+    groups: Annotated[str, StringConstraints(max_length=32)] = Field("0/0", description="'done/total' groups.")
+    iteration: Annotated[str, StringConstraints(max_length=32)] = Field("0/0", description="'current/total'.")
+
+
+class WorkflowStatus(ApiModel):
+    """Observed state of a Workflow; compact at 4096 nodes (measured by a unit test)."""
+
+    conditions: Conditions | None = None
+    phase: Phase | None = Field(None, description=PHASE_DESCRIPTION)
+    summary: WorkflowSummary | None = None
+    failed_node_count: Annotated[int, Field(ge=0)] | None = None
+    succeeded_nodes_ref: TypedLocalObjectReference | None = None
+    failed_nodes_ref: TypedLocalObjectReference | None = None
+    dependency_refs: Annotated[list[DependencyRef], Field(max_length=256)] | None = None
+    orchestration: OrchestrationStatus | None = None
+    failed_nodes: FailedNodes | None = Field(
+        None, description="Failed nodes of this category; messages only where node-specific (our extension)."
+    )
+    failed_groups: Annotated[list[FailedGroup], Field(max_length=MAX_NODES)] | None = Field(
+        None, description="Groups of the current iteration whose Job failed (our extension)."
+    )
+    bandwidth: BandwidthTable | None = Field(None, description="Category bandwidth per message size (our extension).")
+    transport: Annotated[list[Transport], Field(max_length=8)] | None = Field(
+        None, description="NCCL networks seen across groups (our extension)."
+    )
+    start_time: Timestamp | None = None
+    completion_time: Timestamp | None = None
+
+
+class Workflow(KubeObject):
+    """Run one category across node groups and iterations."""
+
+    kind: Literal["Workflow"] = "Workflow"
+    spec: WorkflowSpec
+    status: WorkflowStatus | None = None
+
+    crd = CrdInfo(
+        plural="workflows",
+        singular="workflow",
+        short_names=("wf", "nvwf"),
+        columns=(
+            PrinterColumn("Phase", ".status.phase", description="Pending, InProgress, Succeeded or Failed"),
+            PrinterColumn("Scale", ".status.orchestration.testScale"),
+            PrinterColumn("Groups", ".status.summary.groups", description="Groups done/total"),
+            PrinterColumn("Failed-Nodes", ".status.failedNodeCount", "integer"),
+            PrinterColumn("Iteration", ".status.summary.iteration", priority=1),
+            PrinterColumn("Platform", ".status.orchestration.detectedPlatform", priority=1),
+            PrinterColumn("GPU", ".status.orchestration.detectedGPUArchitecture", priority=1),
+            AGE,
+        ),
+    )
+
+
+IterationRecord.model_rebuild()
