@@ -1,0 +1,363 @@
+"""Node-health detectors: CEL expressions over whole Node objects, compiled once.
+
+A detector is ``{name, expression, message}``; its expression sees one variable,
+``node`` (the Node as a plain dict), and returns true when the node is unhealthy.
+The controller evaluates them over the nodes of running workloads and records
+``HardwareFailureDetected`` for each node that fires. This module is pure: it
+takes Node dicts and returns findings; it never reads or writes the API.
+
+Speed matters (4096 nodes per pass, budget 0.5 s), and converting a whole Node
+into CEL values costs far more than evaluating a condition check. So each Node is
+first reduced to the fields the expressions name (see ``_project``), and verdicts
+are cached per (uid, resourceVersion): an unchanged Node is not evaluated again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import cel
+
+from nvcre.errors import ManifestError
+
+# The reference's only default: a node cordoned during the run.
+CORDON_EXPRESSION = "node.spec.unschedulable == true"
+
+_GPU_COUNT = "'nvidia.com/gpu'"
+# A GPU condition is bad when a "...Healthy"/"...Ready" one is False, or a problem-style
+# one (anything else naming the GPU, e.g. "GpuXidError") is True.
+_GPU_CONDITION_BAD = (
+    "(c.type.contains('GPU') || c.type.contains('Gpu') || c.type.contains('gpu')) && "
+    "((c.type.endsWith('Healthy') || c.type.endsWith('healthy') || c.type.endsWith('Ready') || "
+    "c.type.endsWith('ready')) ? c.status == 'False' : c.status == 'True')"
+)
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One named CEL check. ``detail`` (optional CEL returning a string or list of
+    strings) is evaluated only when the check fires, to say what exactly was seen."""
+
+    name: str
+    expression: str
+    message: str | None = None
+    detail: str | None = None
+
+
+DEFAULT_DETECTORS: tuple[Detector, ...] = (
+    Detector(
+        name="cordoned",
+        expression=CORDON_EXPRESSION,
+        message="node was cordoned (spec.unschedulable) while the workload ran",
+    ),
+    Detector(
+        name="not-ready",
+        expression="node.status.conditions.exists(c, c.type == 'Ready' && c.status != 'True')",
+        message="node is not Ready",
+        detail=(
+            "node.status.conditions.filter(c, c.type == 'Ready')"
+            ".map(c, 'Ready=' + c.status + (has(c.reason) ? ' (' + c.reason + ')' : ''))"
+        ),
+    ),
+    Detector(
+        # A health agent (NVSentinel, node-problem-detector, DCGM exporters) reports a GPU
+        # problem as a node condition: "...GPUHealthy"/"...GpuReady" = False, or a problem
+        # condition such as "GpuXidError" = True.
+        name="gpu-health-condition",
+        expression=f"node.status.conditions.exists(c, {_GPU_CONDITION_BAD})",
+        message="a GPU health condition reports a failure",
+        detail=(
+            f"node.status.conditions.filter(c, {_GPU_CONDITION_BAD})"
+            ".map(c, c.type + '=' + c.status + (has(c.message) ? ': ' + c.message : (has(c.reason) ? ': ' + c.reason : '')))"
+        ),
+    ),
+    Detector(
+        # The device plugin withdraws an unhealthy GPU from allocatable (a GPU fallen off
+        # the bus); a GPU that disappears entirely lowers capacity below GFD's count label.
+        name="gpu-count-drop",
+        expression=(
+            f"({_GPU_COUNT} in node.status.capacity && {_GPU_COUNT} in node.status.allocatable && "
+            f"int(node.status.allocatable[{_GPU_COUNT}]) < int(node.status.capacity[{_GPU_COUNT}])) || "
+            f"('nvidia.com/gpu.count' in node.metadata.labels && {_GPU_COUNT} in node.status.capacity && "
+            f"int(node.status.capacity[{_GPU_COUNT}]) < int(node.metadata.labels['nvidia.com/gpu.count']))"
+        ),
+        message="fewer usable GPUs than the node has",
+        detail=(
+            f"'nvidia.com/gpu allocatable ' + ({_GPU_COUNT} in node.status.allocatable ? "
+            f"node.status.allocatable[{_GPU_COUNT}] : '?') + ', capacity ' + ({_GPU_COUNT} in node.status.capacity ? "
+            f"node.status.capacity[{_GPU_COUNT}] : '?') + ', labelled count ' + "
+            "('nvidia.com/gpu.count' in node.metadata.labels ? node.metadata.labels['nvidia.com/gpu.count'] : '?')"
+        ),
+    ),
+)
+
+
+def default_detectors(*, include_unschedulable: bool = False) -> list[Detector]:
+    """The default health monitor. Opting cordoned nodes in (``include_unschedulable``)
+    drops the cordon check, so a cordon is not reported as a hardware failure."""
+    return [d for d in DEFAULT_DETECTORS if not (include_unschedulable and d.name == "cordoned")]
+
+
+def detectors_for_job(
+    expression: str | None = None,
+    user_detectors: Sequence[Mapping | Detector] | None = None,
+    *,
+    include_unschedulable: bool = False,
+) -> list[Detector]:
+    """Detectors for one Job: the defaults, the Job's ``nodeHealthMonitor.cel.expression``
+    (when it is not just the reference's cordon default), and any user detectors."""
+    detectors = default_detectors(include_unschedulable=include_unschedulable)
+    if expression and expression.strip() and expression.strip() != CORDON_EXPRESSION:
+        detectors.append(Detector("nodeHealthMonitor", expression.strip(), None))
+    for index, item in enumerate(user_detectors or []):
+        detectors.append(_as_detector(item, f"detectors[{index}]"))
+    return detectors
+
+
+def _as_detector(item: Mapping | Detector, field: str) -> Detector:
+    if isinstance(item, Detector):
+        return item
+    if not isinstance(item, Mapping):
+        raise ManifestError(field, "a detector must be a mapping with name, expression and optional message")
+    name = item.get("name")
+    expression = item.get("expression")
+    if not isinstance(name, str) or not name.strip():
+        raise ManifestError(f"{field}.name", "a detector needs a non-empty name")
+    if not isinstance(expression, str) or not expression.strip():
+        raise ManifestError(f"{field}.expression", "a detector needs a CEL expression over 'node' returning bool")
+    message = item.get("message")
+    if message is not None and not isinstance(message, str):
+        raise ManifestError(f"{field}.message", "the message must be a string")
+    return Detector(name.strip(), expression.strip(), message)
+
+
+def check_detector_expression(expression: str) -> str | None:
+    """Why a health expression cannot be used (does not compile, or returns a non-bool
+    on a healthy Node), or None. For admission-style validation of user input."""
+    if not isinstance(expression, str) or not expression.strip():
+        return "the expression is empty; write e.g. \"node.spec.unschedulable == true\""
+    if len(expression) > 2048:
+        return "the expression is longer than 2048 characters"
+    try:
+        program = cel.compile(expression)
+    except Exception as err:
+        return f"CEL expression does not compile: {_first_line(err)}"
+    try:
+        probe = program.execute({"node": _with_defaults(_PROBE_NODE)})
+    except Exception:
+        return None  # it may need fields the probe lacks; real Nodes decide at run time
+    if not isinstance(probe, bool):
+        return f"CEL expression must return a bool, got {type(probe).__name__}"
+    return None
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+_PROBE_NODE = {"metadata": {"name": "probe"}, "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+# Fields the reference injects so expressions do not trip over absent keys.
+_DEFAULTS = {
+    "metadata": {"labels": {}, "annotations": {}},
+    "spec": {"taints": [], "unschedulable": False},
+    "status": {"conditions": [], "addresses": [], "capacity": {}, "allocatable": {}},
+}
+# Object-shaped parts of a Node whose keys are field names (pruned to the names the
+# expressions use). Everything else (labels, capacity, ...) is data and kept whole.
+_STRUCTURAL_LISTS = {("status", "conditions"), ("spec", "taints"), ("status", "addresses")}
+
+
+def _with_defaults(node: Mapping) -> dict:
+    out = dict(node)
+    for section, defaults in _DEFAULTS.items():
+        current = out.get(section)
+        merged = dict(current) if isinstance(current, Mapping) else {}
+        for key, value in defaults.items():
+            if merged.get(key) is None:
+                merged[key] = type(value)() if isinstance(value, (dict, list)) else value
+        out[section] = merged
+    return out
+
+
+_DATA_MAPS = {("metadata", "labels"), ("metadata", "annotations"), ("status", "capacity"), ("status", "allocatable")}
+
+
+class _Projection:
+    """The part of a Node the expressions can see.
+
+    Converting a value into CEL is the dominant cost, so fields no expression names
+    are dropped: object keys (``metadata``, ``status.conditions[].type``, ...) are kept
+    only when their name appears in an expression. A data map (labels, annotations,
+    capacity, allocatable) is kept whole when an expression uses it as a whole
+    (``labels.exists(...)``, ``size(...)``), and cut to the quoted keys when every use
+    is a lookup (``m['k']`` or ``'k' in m``).
+    """
+
+    def __init__(self, expressions: Iterable[str]) -> None:
+        texts = list(expressions)
+        words: set[str] = set()
+        literals: set[str] = set()
+        for text in texts:
+            # Words inside string literals count too (``node['status']``).
+            words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+            literals.update(a or b for a, b in re.findall(r"'([^']*)'|\"([^\"]*)\"", text))
+        self.words = words
+        self.literals = literals
+        self.keyed_only = {name: all(_keyed_uses_only(text, name) for text in texts) for _, name in _DATA_MAPS}
+
+    def apply(self, node: dict) -> dict:
+        words = self.words
+        out: dict = {}
+        for section, value in node.items():
+            if section not in words:
+                continue
+            if section in ("metadata", "spec", "status") and isinstance(value, Mapping):
+                part = {}
+                for key, sub in value.items():
+                    if key not in words:
+                        continue
+                    if (section, key) in _STRUCTURAL_LISTS and isinstance(sub, list):
+                        sub = [
+                            {k: v for k, v in item.items() if k in words} if isinstance(item, Mapping) else item
+                            for item in sub
+                        ]
+                    elif (section, key) in _DATA_MAPS and isinstance(sub, Mapping) and self.keyed_only[key]:
+                        sub = {k: v for k, v in sub.items() if k in self.literals}
+                    part[key] = sub
+                out[section] = part
+            else:
+                out[section] = value
+        return out
+
+
+def _keyed_uses_only(text: str, name: str) -> bool:
+    """True when every ``.name`` in ``text`` is a lookup: ``.name[...]`` or ``... in X.name``."""
+    for match in re.finditer(r"\." + re.escape(name) + r"\b", text):
+        after = text[match.end():].lstrip()
+        if after.startswith("["):
+            continue
+        before = text[: match.start()]
+        if re.search(r"\bin\s+[A-Za-z_][A-Za-z0-9_.]*$", before) and not after.startswith("."):
+            continue
+        return False
+    return True
+
+
+@dataclass
+class _Compiled:
+    detector: Detector
+    program: object
+    detail: object | None
+
+
+class NodeHealthMonitor:
+    """Compile detectors once; evaluate them over many Nodes, repeatedly.
+
+    Raises ``ManifestError`` at construction for an expression that does not compile
+    (a user's mistake, named by detector). Evaluation errors on a particular Node
+    (a missing field, a type mismatch) are collected in ``errors`` and skipped, as the
+    reference does: one odd Node never stops the monitor.
+    """
+
+    def __init__(self, detectors: Sequence[Mapping | Detector] | None = None, *, cache_size: int = 20000) -> None:
+        items = list(detectors) if detectors is not None else default_detectors()
+        self._compiled: list[_Compiled] = []
+        for index, item in enumerate(items):
+            detector = _as_detector(item, f"detectors[{index}]")
+            try:
+                program = cel.compile(detector.expression)
+            except Exception as err:
+                raise ManifestError(
+                    f"detectors[{index}].expression",
+                    f"detector {detector.name!r}: CEL expression does not compile: {_first_line(err)}",
+                ) from None
+            detail = None
+            if detector.detail:
+                try:
+                    detail = cel.compile(detector.detail)
+                except Exception:
+                    detail = None
+            self._compiled.append(_Compiled(detector, program, detail))
+        self._projection = _Projection([c.detector.expression for c in self._compiled])
+        self._cache: dict[tuple[str, str], list[dict]] = {}
+        self._cache_size = cache_size
+        self.errors: list[dict] = []
+
+    @property
+    def detectors(self) -> list[Detector]:
+        return [c.detector for c in self._compiled]
+
+    def evaluate(self, nodes: Iterable[Mapping]) -> list[dict]:
+        """Findings ``{node, detector, message}`` for every (node, detector) that fired."""
+        self.errors = []
+        findings: list[dict] = []
+        for node in nodes:
+            findings.extend(self.evaluate_node(node))
+        return findings
+
+    def evaluate_node(self, node: Mapping) -> list[dict]:
+        metadata = node.get("metadata") or {}
+        name = str(metadata.get("name") or "")
+        key = None
+        uid, version = metadata.get("uid"), metadata.get("resourceVersion")
+        if uid and version:
+            key = (str(uid), str(version))
+            cached = self._cache.get(key)
+            if cached is not None:
+                return [dict(f) for f in cached]
+        variables = {"node": self._projection.apply(_with_defaults(node))}
+        context = cel.Context(variables)
+        found: list[dict] = []
+        for compiled in self._compiled:
+            try:
+                verdict = compiled.program.execute(context)
+            except Exception as err:
+                self.errors.append({"node": name, "detector": compiled.detector.name, "error": _first_line(err)})
+                continue
+            if verdict is True:
+                found.append({"node": name, "detector": compiled.detector.name,
+                              "message": self._message(compiled, name, node)})
+            elif not isinstance(verdict, bool):
+                self.errors.append({"node": name, "detector": compiled.detector.name,
+                                    "error": f"expression returned {type(verdict).__name__}, not bool"})
+        if key is not None:
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            self._cache[key] = [dict(f) for f in found]
+        return found
+
+    def _message(self, compiled: _Compiled, name: str, node: Mapping) -> str:
+        base = compiled.detector.message or f"CEL expression evaluated to true for node {name}"
+        if compiled.detail is None:
+            return base
+        try:
+            detail = compiled.detail.execute({"node": _with_defaults(node)})
+        except Exception:
+            return base
+        if isinstance(detail, list):
+            detail = "; ".join(str(d) for d in detail)
+        return f"{base}: {detail}" if detail else base
+
+
+def evaluate_node_health(
+    nodes: Iterable[Mapping], detectors: Sequence[Mapping | Detector] | None = None
+) -> list[dict]:
+    """One-shot form of ``NodeHealthMonitor(detectors).evaluate(nodes)`` (defaults when None)."""
+    return NodeHealthMonitor(detectors).evaluate(nodes)
+
+
+def failed_node_entries(findings: Iterable[Mapping]) -> list[dict]:
+    """Findings merged per node into ``{name, reason: HardwareFailureDetected, message}``, sorted."""
+    by_node: dict[str, list[str]] = {}
+    for finding in findings:
+        by_node.setdefault(str(finding["node"]), []).append(f"{finding['detector']}: {finding['message']}")
+    return [
+        {"name": name, "reason": "HardwareFailureDetected", "message": "; ".join(messages)}
+        for name, messages in sorted(by_node.items())
+    ]
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]
