@@ -170,6 +170,26 @@ def _env_names(env: Any) -> list[str]:
     return names
 
 
+def _workload_env(template: Any) -> list[dict]:
+    """Every ``env`` entry of the rendered workload (containers, init containers, launcher):
+    the variables the run really sets. Only their names reach the report."""
+    found: list[dict] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "env" and isinstance(value, list):
+                    found.extend(v for v in value if isinstance(v, dict) and v.get("name"))
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(template)
+    return found
+
+
 # ---------------------------------------------------------------- categories
 
 
@@ -380,7 +400,11 @@ def _category(
         failed_groups=failed_groups,
         failed_nodes=failed_nodes,
         training=_training(groups, jobs_by_name, gms),
-        env=_env_names(list(spec.get("env") or []) + list(plan.options.get("env") or [])),
+        env=_env_names(
+            list(spec.get("env") or [])
+            + list(plan.options.get("env") or [])
+            + _workload_env(((wf or {}).get("spec") or {}).get("jobTemplate"))
+        ),
     )
     category.next_steps = _next_steps(category, namespace)
     return category

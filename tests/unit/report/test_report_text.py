@@ -88,3 +88,20 @@ def test_blocked_category_shows_blocked_line_and_progress():
     assert "Insufficient nvidia.com/gpu" in text
     assert "Groups:    1/2 done" in text
     assert "Result:       RUNNING" in text
+
+
+def test_resolved_env_names_come_from_the_rendered_workload():
+    objs = samples.seeds_failure()
+    objs.workflows[0]["spec"]["jobTemplate"] = {
+        "spec": {
+            "workload": {
+                "native": {
+                    "launcher": {"containers": [{"name": "l", "env": [{"name": "NCCL_IB_HCA", "value": "mlx5_0,mlx5_1"}]}]},
+                    "workers": {"containers": [{"name": "w", "env": [{"name": "FI_PROVIDER", "value": "efa"}]}]},
+                }
+            }
+        }
+    }
+    report = build_report(objs)
+    assert {"NCCL_IB_HCA", "FI_PROVIDER", "NCCL_DEBUG"} <= set(report.categories[0].env)
+    assert "mlx5_0" not in report.model_dump_json() and "efa" not in render_text(report)
