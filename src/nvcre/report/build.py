@@ -103,7 +103,7 @@ def build_report(objects: RunObjects, now: datetime | None = None) -> Report:
         gpu=gpu,
         total_nodes=total_nodes,
         excluded_nodes=[e.name for e in exclusions],
-        exclusion_reason=_exclusion_reason(status, exclusions),
+        exclusion_reason=_exclusion_reason(status, workflows, exclusions),
         exclusions=exclusions,
         categories=categories,
         categories_passed=sum(1 for c in categories if c.passed),
@@ -368,7 +368,7 @@ def _category(
     iterations = (((wf or {}).get("spec") or {}).get("orchestration") or {}).get("iterations")
     runtime_s = _runtime_seconds(wf, groups, jobs, now if status == "Running" else None, plan.recorded)
     total_nodes = orch.get("totalNodes")
-    exercised = len({n for g in groups for n in g.nodes}) or None
+    exercised = len(orch.get("exercisedNodes") or []) or len({n for g in groups for n in g.nodes}) or None
 
     category = CategoryReport(
         domain=plan.domain,
@@ -462,7 +462,7 @@ def _group(
         phase=g.get("phase") or _job_phase(job) or "Pending",
         job_name=job_name,
     )
-    _attach_bandwidth(group, job, bms, bus_min)
+    _attach_bandwidth(group, job, bms, bus_min, recorded=g)
     return group
 
 
@@ -504,9 +504,15 @@ def _common_domain(nodes: list[str], node_domains: dict[str, str]) -> str | None
     return found.pop() if len(found) == 1 else None
 
 
-def _attach_bandwidth(group: GroupResult, job: dict | None, bms: list[dict], bus_min: float | None) -> None:
-    """Fill a group's per-size bandwidth and transport from its Job or BandwidthMeasurement."""
-    source = _bandwidth_source(job, bms)
+def _attach_bandwidth(
+    group: GroupResult, job: dict | None, bms: list[dict], bus_min: float | None, recorded: dict | None = None
+) -> None:
+    """Fill a group's per-size bandwidth and transport: from the Workflow's group record
+    (it outlives the Job), else the Job, else its BandwidthMeasurement."""
+    source = None
+    if recorded and recorded.get("bandwidth"):
+        source = (list(recorded["bandwidth"]), _transport_list(recorded.get("transport")), bool(recorded.get("provisional")))
+    source = source or _bandwidth_source(job, bms)
     if source is None:
         return
     results, transport, provisional = source
@@ -834,9 +840,12 @@ def _exclusions(status: dict, workflows: list[dict]) -> list[Exclusion]:
     return sorted(found.values(), key=lambda e: e.name)
 
 
-def _exclusion_reason(status: dict, exclusions: list[Exclusion]) -> str | None:
-    if status.get("exclusionReason"):
-        return status["exclusionReason"]
+def _exclusion_reason(status: dict, workflows: list[dict], exclusions: list[Exclusion]) -> str | None:
+    if not exclusions:
+        return None
+    for text in [status.get("exclusionReason")] + [_orch(wf).get("exclusionReason") for wf in workflows]:
+        if text:
+            return text
     reasons = sorted({e.reason for e in exclusions if e.reason})
     return "; ".join(reasons) or None
 

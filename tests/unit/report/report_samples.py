@@ -12,7 +12,11 @@ T0 = "2026-08-06T16:27:30Z"
 
 
 def cond(ctype: str, reason: str, message: str = "", status: str = "True") -> dict:
-    return {"type": ctype, "status": status, "reason": reason, "message": message}
+    return {"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": T0}
+
+
+def job_ref(name: str) -> dict:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": name}
 
 
 def cert(name: str, categories: list[dict], conditions: list[dict], statuses: list[dict], **spec) -> dict:
@@ -60,7 +64,7 @@ def excluded_incomplete() -> RunObjects:
             "totalGroups": 1,
             "detectedPlatform": "onprem",
             "detectedGPUArchitecture": "h100",
-            "excludedNodes": ["node002"],
+            "excludedNodes": [{"name": "node002", "reason": "HeterogeneousGPU"}],
             "exclusionReason": "target set has more than one GPU architecture; certified h100 only",
             "groups": [{"name": "group-0", "nodes": ["node001"], "phase": "Succeeded"}],
         },
@@ -89,7 +93,7 @@ def _training_failed(name: str, job_conditions: list[dict]) -> RunObjects:
                     "name": "group-0",
                     "nodes": ["node001", "node002"],
                     "phase": "Failed",
-                    "jobRef": {"name": "wf-tr-group-0"},
+                    "jobRef": job_ref("wf-tr-group-0"),
                     "startTime": "2026-08-06T10:00:00Z",
                     "completionTime": "2026-08-06T10:10:00Z",
                 }
@@ -157,6 +161,7 @@ def seeds_failure(nodes: int = 16) -> RunObjects:
         ],
         env=[{"name": "NCCL_SOCKET_IFNAME", "value": "eth0-secret-value"}],
     )
+    partial = _sweep(120.0)
     wf_ar = workflow(
         "wf-ar",
         [cond("Failed", "JobHardwareFailed", "2 groups failed across 1 iterations; hardware failures occurred on one or more nodes")],
@@ -172,7 +177,7 @@ def seeds_failure(nodes: int = 16) -> RunObjects:
                     "nodes": names[g * 8 : (g + 1) * 8],
                     "domains": [f"clique-{g}"],
                     "phase": "Failed",
-                    "jobRef": {"name": f"wf-ar-group-{g}"},
+                    "jobRef": job_ref(f"wf-ar-group-{g}"),
                     "startTime": "2026-08-06T16:30:00Z",
                     "completionTime": "2026-08-06T17:12:18Z",
                 }
@@ -180,6 +185,9 @@ def seeds_failure(nodes: int = 16) -> RunObjects:
             ],
         },
     )
+    group1 = wf_ar["status"]["orchestration"]["groups"][1]
+    group1["bandwidth"] = partial["bandwidth"][:4]
+    group1["transport"] = partial["transport"]
     j0 = job(
         "wf-ar-group-0",
         "wf-ar",
@@ -217,7 +225,6 @@ def seeds_failure(nodes: int = 16) -> RunObjects:
             "reason": "Error",
             "tail": "gpu-node-12: transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion with error 12\nmpirun noticed that process rank 35 exited on signal 6",
         },
-        measurements={**_sweep(120.0), "provisional": True},
     )
     wf_tr = workflow(
         "wf-tr",
@@ -231,7 +238,7 @@ def seeds_failure(nodes: int = 16) -> RunObjects:
                     "name": "group-0",
                     "nodes": names,
                     "phase": "Succeeded",
-                    "jobRef": {"name": "wf-tr-group-0"},
+                    "jobRef": job_ref("wf-tr-group-0"),
                     "startTime": "2026-08-06T17:13:00Z",
                     "completionTime": "2026-08-06T17:41:30Z",
                 }
@@ -270,7 +277,7 @@ def passing_gb300() -> RunObjects:
                     "name": "group-0",
                     "nodes": [f"n{i}" for i in range(16)],
                     "phase": "Succeeded",
-                    "jobRef": {"name": "wf-group-0"},
+                    "jobRef": job_ref("wf-group-0"),
                     "startTime": "2026-08-06T16:28:00Z",
                     "completionTime": "2026-08-06T16:31:56Z",
                 }

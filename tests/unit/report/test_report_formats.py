@@ -84,7 +84,7 @@ def test_json_failure_details_groups_logs_and_transport():
     assert g1["failureLog"]["podName"] == "wf-ar-group-1-launcher-x7k2p"
     assert g1["failureLog"]["exitCode"] == 1
     assert [g["transport"] for g in ar["groups"]] == [["IB"], ["IB"]]
-    assert all(len(g["bandwidth"]) == 6 for g in ar["groups"])
+    assert [len(g["bandwidth"]) for g in ar["groups"]] == [6, 4]  # group-1 died after 1 GB
     assert ar["groups"][0]["belowMin"] is True
     assert ar["busBWMinimumGBps"] == 900.0
     assert ours["env"] == ["NCCL_SOCKET_IFNAME"]
@@ -152,3 +152,20 @@ def test_html_escapes_untrusted_text():
 def test_render_rejects_an_unknown_format():
     with pytest.raises(UserError, match="unknown format 'yaml'"):
         render(build_report(samples.passing_gb300()), "yaml")
+
+
+@pytest.mark.parametrize(
+    "builder", [samples.seeds_failure, samples.passing_gb300, samples.excluded_incomplete, samples.hardware_failed]
+)
+def test_sample_statuses_are_valid_api_statuses(builder):
+    """The samples use the API's real status shapes, so the builder reads what the controller writes."""
+    from nvcre.api.certification import CertificationStatus
+    from nvcre.api.job import JobStatus
+    from nvcre.api.workflow import WorkflowStatus
+
+    objs = builder()
+    CertificationStatus.model_validate(objs.root["status"], by_alias=True, by_name=False)
+    for wf in objs.workflows:
+        WorkflowStatus.model_validate(wf["status"], by_alias=True, by_name=False)
+    for job in objs.jobs:
+        JobStatus.model_validate(job["status"], by_alias=True, by_name=False)
