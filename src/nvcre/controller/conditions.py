@@ -232,3 +232,15 @@ def merge_failed_nodes(existing: list[dict] | None, new: list[dict]) -> tuple[li
             by_key[key] = {k: v for k, v in node.items() if v not in (None, "")}
             added = True
     return [by_key[k] for k in sorted(by_key)], added
+
+
+def set_status_phase(
+    status: dict, phase: str, reason: str, message: str = "", *, generation: int | None = None, now: str | None = None
+) -> bool:
+    """Set the exclusive condition and mirror it into ``status.phase`` (for printer columns)."""
+    conditions = status.setdefault("conditions", [])
+    changed = set_phase(conditions, phase, reason, message, generation=generation, now=now)
+    if status.get("phase") != phase:
+        status["phase"] = phase
+        changed = True
+    return changed

@@ -1,0 +1,67 @@
+"""Runtime wiring: build the context and reconcilers, install defaults, run the operator."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.context import Context, Settings
+from nvcre.controller.job import reconcile_job
+from nvcre.controller.measurement import reconcile_bandwidth, reconcile_goodput
+from nvcre.controller.metrics import ControllerMetrics
+from nvcre.controller.operator import Controller, run
+from nvcre.controller.workflow import reconcile_workflow
+from nvcre.controller.workloadrun import reconcile_workloadrun
+from nvcre.kube.client import KubeClient
+
+log = logging.getLogger(__name__)
+
+RECONCILERS = {
+    "Certification": reconcile_certification,
+    "Workflow": reconcile_workflow,
+    "Job": reconcile_job,
+    "WorkloadRun": reconcile_workloadrun,
+    "BandwidthMeasurement": reconcile_bandwidth,
+    "GoodputMeasurement": reconcile_goodput,
+}
+
+
+def install_default_log_profiles(kube: KubeClient) -> list[str]:
+    """Create the shipped LogProfiles that are missing; never overwrite a user's edit."""
+    from nvcre.measure.logprofile import default_log_profiles
+
+    created = []
+    for profile in default_log_profiles():
+        try:
+            _, made = kube.create(profile)
+        except Exception as err:  # the CRD may not be installed yet; the controller still runs
+            log.warning("could not install LogProfile %s: %s", profile.get("metadata", {}).get("name"), err)
+            continue
+        if made:
+            created.append(profile["metadata"]["name"])
+    return created
+
+
+def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Controller:
+    kube = KubeClient.from_kubeconfig(kubeconfig)
+    ctx = Context(kube=kube, settings=settings or Settings(), metrics=ControllerMetrics())
+    return Controller(ctx, dict(RECONCILERS))
+
+
+def serve(
+    kubeconfig: str | None,
+    *,
+    namespaces: list[str] | None,
+    metrics_port: int | None,
+    settings: Settings | None = None,
+    stop_flag: threading.Event | None = None,
+) -> None:
+    controller = build(kubeconfig, settings)
+    installed = install_default_log_profiles(controller.ctx.kube)
+    if installed:
+        log.info("installed LogProfiles: %s", ", ".join(installed))
+    if metrics_port:
+        controller.ctx.metrics.serve(metrics_port)
+        log.info("metrics on http://127.0.0.1:%d/metrics", metrics_port)
+    run(controller, namespaces=namespaces, stop_flag=stop_flag)

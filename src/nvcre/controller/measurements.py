@@ -1,0 +1,149 @@
+"""Measurements: reading the launcher log into BandwidthMeasurement / GoodputMeasurement.
+
+Bandwidth logs (LogProfiles nccl-bandwidth, nccl-loopback) go through the nccl-tests
+parser; training logs go through the LogProfile engine of ``nvcre.measure`` with the
+profile object read from the cluster. The result is a status body for the measurement
+object plus the values the thresholds judge, so the Job can write both from one read.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from nvcre.controller import conditions as c
+from nvcre.controller import labels as L
+from nvcre.controller import naming
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+log = logging.getLogger(__name__)
+
+BANDWIDTH_PROFILES = ("nccl-bandwidth", "nccl-loopback")
+
+
+@dataclass
+class Reading:
+    """What one read of a log gave: the measurement status fields and threshold values."""
+
+    status: dict = field(default_factory=dict)
+    values: dict[str, float | None] = field(default_factory=dict)
+    job_fields: dict = field(default_factory=dict)  # for Job.status.measurements
+    ok: bool = False
+    note: str = ""
+
+
+def read_bandwidth(text: str | None) -> Reading:
+    from nvcre.measure.nccl import bandwidth_results, bandwidth_summary, parse_nccl_log
+
+    if not text:
+        return Reading(note="LogsUnavailable")
+    result = parse_nccl_log(text)
+    results = bandwidth_results(result)
+    summary = bandwidth_summary(result)
+    if not results:
+        return Reading(note="NoDataCollected")
+    transport = ",".join(summary.get("transport") or []) or None
+    table = [
+        {"sizeBytes": r["sizeBytes"], "algBwGBps": r["algBwGBps"], "busBwGBps": r["busBwGBps"], "samples": r["samples"]}
+        for r in summary["sizes"]
+    ]
+    status = {
+        "results": results,
+        "bandwidth": table,
+        "peakBusBwGBps": summary["busBandwidthGBps"],
+        "peakAlgBwGBps": summary["algBandwidthGBps"],
+    }
+    if transport:
+        status["transport"] = transport[:64]
+    values = {"busBandwidthGBps": summary["busBandwidthGBps"], "algBandwidthGBps": summary["algBandwidthGBps"]}
+    job_fields = {"bandwidth": table, "busBandwidthGBps": values["busBandwidthGBps"], "algBandwidthGBps": values["algBandwidthGBps"]}
+    if transport:
+        job_fields["transport"] = transport[:64]
+    return Reading(status=status, values=values, job_fields=job_fields, ok=True)
+
+
+def read_goodput(text: str | None, profile: dict | None) -> Reading:
+    """Training metrics by LogProfile; needs ``nvcre.measure.training`` (the LogProfile engine)."""
+    if not text:
+        return Reading(note="LogsUnavailable")
+    try:
+        from nvcre.measure.training import measure_training_log  # type: ignore[attr-defined]
+    except ImportError:
+        return Reading(note="the LogProfile engine (nvcre.measure.training.measure_training_log) is not available")
+    try:
+        fields = measure_training_log(text, profile or {})
+    except Exception as err:  # a garbled log is a measurement problem, not a controller crash
+        return Reading(note=f"training log could not be parsed: {err}")
+    fields = {k: v for k, v in (fields or {}).items() if v is not None}
+    if not fields:
+        return Reading(note="NoDataCollected")
+
+    def num(key: str, positive: bool = False) -> float | None:
+        try:
+            value = float(fields.get(key))
+        except (TypeError, ValueError):
+            return None
+        return None if positive and value <= 0 else value
+
+    values = {
+        "goodputRatio": num("result", positive=True),
+        "avgTFLOPsPerGPU": num("avgTFLOPSPerGPU"),
+        "avgStepTimeSec": num("avgStepTimeSec"),
+    }
+    status = {k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in fields.items()}
+    job_fields = {
+        "goodputRatio": values["goodputRatio"],
+        "avgTFLOPsPerGPU": values["avgTFLOPsPerGPU"],
+        "avgStepTimeSec": values["avgStepTimeSec"],
+    }
+    return Reading(status=status, values=values, job_fields={k: v for k, v in job_fields.items() if v is not None}, ok=True)
+
+
+def measurement_objects(job: dict) -> list[dict]:
+    """The BandwidthMeasurement / GoodputMeasurement a Job's spec asks for, owned by the Job."""
+    meta, spec = job["metadata"], job.get("spec") or {}
+    wf = (meta.get("labels") or {}).get(L.WORKFLOW)
+    out = []
+    for kind, key, name in (
+        ("BandwidthMeasurement", "bandwidthMeasurement", naming.bandwidth_name(meta["name"])),
+        ("GoodputMeasurement", "goodputMeasurement", naming.goodput_name(meta["name"])),
+    ):
+        cfg = spec.get(key)
+        if not cfg:
+            continue
+        body = {
+            "jobRef": {"apiGroup": "nvcre.nvidia.com", "kind": "Job", "name": meta["name"]},
+            "logProfileRef": cfg.get("logProfileRef"),
+            "sampleInterval": cfg.get("sampleInterval") or "60s",
+        }
+        if kind == "BandwidthMeasurement" and cfg.get("testType"):
+            body["testType"] = cfg["testType"]
+        out.append(
+            {
+                "apiVersion": NVCRE_API_VERSION,
+                "kind": kind,
+                "metadata": {
+                    "name": name,
+                    "namespace": meta.get("namespace"),
+                    "labels": L.managed_labels(job=meta["name"], workflow=wf),
+                    "ownerReferences": [L.owner_reference(job)],
+                },
+                "spec": body,
+            }
+        )
+    return out
+
+
+def complete_status(status: dict, reason: str, message: str, now: str, reading: Reading | None) -> bool:
+    """Mark a measurement Complete (first write wins: a complete status is frozen)."""
+    conds = status.setdefault("conditions", [])
+    if c.is_true(conds, "Complete"):
+        return False
+    if reading is not None and reading.ok:
+        status.update(reading.status)
+    c.set_condition(conds, "Measuring", False, "Finished", "")
+    c.set_condition(conds, "Complete", True, reason, message)
+    status["phase"] = "Complete"
+    status["completionTime"] = now
+    status.setdefault("startTime", now)
+    return True

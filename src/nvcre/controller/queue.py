@@ -1,0 +1,129 @@
+"""A deduplicating work queue with delayed requeues, drained by worker threads.
+
+Watch events only say "look at this object again"; the reconcilers read the
+current state themselves. So a key queued ten times before a worker picks it up is
+reconciled once, a key is never reconciled by two workers at once, and a key
+requeued while being worked on runs once more right after. This is what makes the
+controller level-triggered rather than edge-triggered.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str, str]  # (kind, namespace, name)
+
+
+class WorkQueue:
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._ready: list[Key] = []
+        self._queued: set[Key] = set()
+        self._active: set[Key] = set()
+        self._dirty: set[Key] = set()
+        self._delayed: list[tuple[float, int, Key]] = []
+        self._seq = itertools.count()
+        self._closed = False
+
+    def add(self, key: Key) -> None:
+        with self._cond:
+            if key in self._active:
+                self._dirty.add(key)
+                return
+            if key in self._queued:
+                return
+            self._queued.add(key)
+            self._ready.append(key)
+            self._cond.notify()
+
+    def add_after(self, key: Key, delay: float) -> None:
+        if delay <= 0:
+            self.add(key)
+            return
+        with self._cond:
+            heapq.heappush(self._delayed, (time.monotonic() + delay, next(self._seq), key))
+            self._cond.notify()
+
+    def _promote_due(self) -> float | None:
+        now = time.monotonic()
+        while self._delayed and self._delayed[0][0] <= now:
+            _, _, key = heapq.heappop(self._delayed)
+            if key in self._active:
+                self._dirty.add(key)
+            elif key not in self._queued:
+                self._queued.add(key)
+                self._ready.append(key)
+        return (self._delayed[0][0] - now) if self._delayed else None
+
+    def get(self, timeout: float = 1.0) -> Key | None:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._closed:
+                wait = self._promote_due()
+                if self._ready:
+                    key = self._ready.pop(0)
+                    self._queued.discard(key)
+                    self._active.add(key)
+                    return key
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(min(left, wait) if wait is not None else left)
+        return None
+
+    def done(self, key: Key) -> None:
+        with self._cond:
+            self._active.discard(key)
+            if key in self._dirty:
+                self._dirty.discard(key)
+                if key not in self._queued:
+                    self._queued.add(key)
+                    self._ready.append(key)
+                    self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._ready) + len(self._delayed)
+
+
+def run_workers(
+    queue: WorkQueue,
+    handle: Callable[[Key], float | None],
+    *,
+    count: int,
+    stop: threading.Event,
+) -> list[threading.Thread]:
+    """Start ``count`` threads calling ``handle(key)``; its return is a requeue delay or None."""
+
+    def loop() -> None:
+        while not stop.is_set():
+            key = queue.get(timeout=0.5)
+            if key is None:
+                continue
+            delay: float | None
+            try:
+                delay = handle(key)
+            except Exception:  # a bug or an API outage: log and retry with backoff
+                log.exception("reconcile of %s/%s/%s failed", *key)
+                delay = 5.0
+            finally:
+                queue.done(key)
+            if delay is not None:
+                queue.add_after(key, delay)
+
+    threads = [threading.Thread(target=loop, name=f"nvcre-worker-{i}", daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads

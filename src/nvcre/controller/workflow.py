@@ -1,0 +1,307 @@
+"""Workflow reconciler: one category across node groups and iterations.
+
+A pass checks namespace access, plans the groups once (discovery, platform and GPU
+detection, partition), then polls the running groups' Jobs, launches pending groups
+(node-disjoint, at most maxConcurrent) and, when an iteration is done, starts the
+next or decides. Jobs have deterministic names and are created only if absent, so a
+restart never duplicates one; all group bookkeeping goes into one status write.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+from nvcre.controller import compose
+from nvcre.controller import conditions as c
+from nvcre.controller import labels as L
+from nvcre.controller import naming
+from nvcre.controller import workflow_core as core
+from nvcre.controller.access import RUN_ROLEBINDING, AccessChecker, missing_message
+from nvcre.controller.conditions import WorkflowReason
+from nvcre.controller.context import Context, parse_time, write_status
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+log = logging.getLogger(__name__)
+
+MAX_FAILED_GROUPS = 256  # keep status small: the first failed groups, all failed nodes
+GROUP_BANDWIDTH_LIMIT = 32  # per-group bandwidth tables only for small Workflows
+
+
+def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
+    wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", name, namespace)
+    if wf is None or wf["metadata"].get("deletionTimestamp"):
+        return None
+    ctx.metrics.store.put(wf)
+    status = wf.get("status") or {}
+    if c.is_terminal(status.get("conditions")):
+        return None
+
+    if (wait := _check_access(ctx, wf)) is not None:
+        return wait
+
+    orch = status.get("orchestration") or {}
+    if not orch.get("groups"):
+        return _plan(ctx, wf)
+    if compose.is_diagnose(wf):
+        from nvcre.controller.diagnose import step_diagnose
+
+        return step_diagnose(ctx, wf)
+    return _step(ctx, wf)
+
+
+# ---------------------------------------------------------------- access
+def _check_access(ctx: Context, wf: dict) -> float | None:
+    checker: AccessChecker = getattr(ctx, "access", None) or AccessChecker(ctx.kube)
+    ctx.access = checker  # type: ignore[attr-defined]
+    ns = wf["metadata"]["namespace"]
+    denied = checker.missing(ns)
+    if not denied:
+        if c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) == WorkflowReason.NAMESPACE_PERMISSIONS_MISSING:
+            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, "Namespace permissions granted"))
+        return None
+    message = missing_message(ns, denied)
+    created = parse_time(wf["metadata"].get("creationTimestamp")) or ctx.now()
+    if ctx.now() - created > ctx.settings.namespace_access_timeout_seconds:
+        write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
+        return None
+    first = c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) != WorkflowReason.NAMESPACE_PERMISSIONS_MISSING
+    write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
+    if first:
+        ctx.events.emit(wf, "Warning", WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, f"create RoleBinding {RUN_ROLEBINDING}: {message}")
+    return 10.0
+
+
+# ---------------------------------------------------------------- planning
+def _plan(ctx: Context, wf: dict) -> float | None:
+    try:
+        plan = compose.plan_workflow(ctx, wf)
+    except compose.PlanError as err:
+        write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
+        return None
+    n_nodes = len(plan.nodes)
+    message = f"Discovered {n_nodes} nodes, partitioned into {len(plan.groups)} groups ({plan.nodes_per_job} nodes/job)"
+
+    def mutate(o: dict) -> bool:
+        st = o["status"]
+        if (st.get("orchestration") or {}).get("groups"):
+            return False
+        st["orchestration"] = {**(st.get("orchestration") or {}), **plan.orchestration}
+        st["orchestration"]["groups"] = plan.groups
+        st["startTime"] = st.get("startTime") or ctx.now_text()
+        st["summary"] = {"groups": f"0/{len(plan.groups)}", "iteration": f"1/{plan.iterations}"}
+        c.set_status_phase(st, c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, message, generation=o["metadata"].get("generation"))
+        return True
+
+    for event_type, reason, note in plan.events:
+        ctx.events.emit(wf, event_type, reason, note)
+    write_status(ctx, wf, mutate)
+    return 0.0
+
+
+# ---------------------------------------------------------------- one step
+def _job_name(wf: dict, group: dict, iteration: int) -> str:
+    orch = (wf.get("status") or {}).get("orchestration") or {}
+    iterations = int(((wf.get("spec") or {}).get("orchestration") or {}).get("iterations") or 1)
+    single = iterations <= 1 and len(orch.get("groups") or []) <= 1
+    return naming.job_name(wf["metadata"]["name"], group["name"], iteration, single=single)
+
+
+def _step(ctx: Context, wf: dict) -> float | None:
+    meta, spec = wf["metadata"], wf.get("spec") or {}
+    st = wf.get("status") or {}
+    orch = st.get("orchestration") or {}
+    groups = copy.deepcopy(orch.get("groups") or [])
+    iteration = int(orch.get("currentIteration") or 1)
+    iterations = int((spec.get("orchestration") or {}).get("iterations") or 1)
+    execution = (spec.get("orchestration") or {}).get("execution") or {}
+    max_concurrent = int(execution.get("maxConcurrent") or 0)
+
+    # 1. poll running groups
+    finished: list[tuple[int, core.GroupOutcome, dict | None]] = []
+    blocked: list[str] = []
+    for i, g in enumerate(groups):
+        if g.get("phase") != core.RUNNING:
+            continue
+        job_name = (g.get("jobRef") or {}).get("name") or _job_name(wf, g, iteration)
+        job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, meta["namespace"])
+        outcome = core.group_outcome(job)
+        if outcome.phase == core.RUNNING:
+            if outcome.blocked:
+                blocked.append(f"job {job_name} scheduling blocked: {outcome.blocked}")
+            continue
+        finished.append((i, outcome, job))
+
+    # 2. launch pending groups (create-if-absent: a restart adopts what exists)
+    launched: list[tuple[int, str]] = []
+    probe = copy.deepcopy(groups)
+    for i, _, _ in finished:
+        probe[i]["phase"] = core.SUCCEEDED
+    for i in core.groups_to_launch(probe, max_concurrent):
+        job_name = _job_name(wf, groups[i], iteration)
+        try:
+            body = compose.job_for_group(ctx, wf, groups[i], job_name, iteration)
+        except compose.PlanError as err:
+            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
+            return None
+        existing, created = ctx.kube.create(body)
+        if not created and not L.controlled_by(existing, wf):
+            msg = f"Job {job_name} exists and is not controlled by Workflow {meta['name']}"
+            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.JOB_NAME_COLLISION, msg))
+            return None
+        launched.append((i, job_name))
+
+    now_text = ctx.now_text()
+
+    def mutate(o: dict) -> bool:
+        ost = o["status"]
+        if c.is_terminal(ost.get("conditions")):
+            return False
+        oorch = ost.setdefault("orchestration", {})
+        cur = oorch.get("groups") or []
+        if int(oorch.get("currentIteration") or 1) != iteration or len(cur) != len(groups):
+            return False  # another pass moved on; the next pass re-decides
+        before = copy.deepcopy(ost)
+        for i, outcome, job in finished:
+            g = cur[i]
+            if g.get("phase") != core.RUNNING:
+                continue
+            g["phase"] = outcome.phase
+            g["completionTime"] = now_text
+            _absorb_job(ost, g, outcome, job, iteration, len(cur))
+        for i, job_name in launched:
+            g = cur[i]
+            if g.get("phase") == core.PENDING:
+                g["phase"] = core.RUNNING
+                g["jobRef"] = {"apiVersion": NVCRE_API_VERSION, "kind": "Job", "name": job_name, "namespace": o["metadata"]["namespace"]}
+                g["startTime"] = now_text
+        done = sum(1 for g in cur if g.get("phase") in (core.SUCCEEDED, core.FAILED))
+        ost["summary"] = {"groups": f"{done}/{len(cur)}", "iteration": f"{iteration}/{iterations}"}
+        gen = o["metadata"].get("generation")
+        if done == len(cur):
+            if iteration < iterations:
+                history = oorch.setdefault("iterationHistory", [])
+                history.append({"iteration": iteration, "groups": [_summary(g) for g in cur]})
+                oorch["completedIterations"] = iteration
+                oorch["currentIteration"] = iteration + 1
+                for g in cur:
+                    for key in ("jobRef", "startTime", "completionTime", "bandwidth", "transport"):
+                        g.pop(key, None)
+                    g["phase"], g["retries"] = core.PENDING, 0
+                ost["summary"] = {"groups": f"0/{len(cur)}", "iteration": f"{iteration + 1}/{iterations}"}
+                c.set_status_phase(ost, c.IN_PROGRESS, WorkflowReason.ITERATION_COMPLETED,
+                                   f"Iteration {iteration}/{iterations} completed, starting next", generation=gen)
+            else:
+                _finalize(ost, iterations, gen, now_text)
+        else:
+            running = sum(1 for g in cur if g.get("phase") == core.RUNNING)
+            summary = f"Iteration {iteration}/{iterations}: {running} groups running"
+            if blocked:
+                c.set_status_phase(ost, c.IN_PROGRESS, WorkflowReason.JOB_SCHEDULING_BLOCKED,
+                                   (summary + "; " + "; ".join(blocked))[:1024], generation=gen)
+            else:
+                reason = WorkflowReason.JOB_CREATED if launched else WorkflowReason.JOB_RUNNING
+                if c.reason_of(ost.get("conditions"), c.IN_PROGRESS) == WorkflowReason.JOB_CREATED and not launched:
+                    reason = WorkflowReason.JOB_RUNNING
+                c.set_status_phase(ost, c.IN_PROGRESS, reason, summary, generation=gen)
+        return ost != before
+
+    written = write_status(ctx, wf, mutate)
+    if written is None:
+        return None
+    if int(((written.get("status") or {}).get("orchestration") or {}).get("currentIteration") or 1) > iteration:
+        _delete_iteration_jobs(ctx, written, iteration)
+        return 0.0
+    if c.is_terminal((written.get("status") or {}).get("conditions")):
+        return None
+    return ctx.settings.resync_seconds
+
+
+def _summary(g: dict) -> dict:
+    out = {"name": g["name"], "phase": g.get("phase", core.PENDING)}
+    if g.get("jobRef"):
+        out["jobName"] = g["jobRef"]["name"]
+    for key in ("startTime", "completionTime"):
+        if g.get(key):
+            out[key] = g[key]
+    return out
+
+
+def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | None, iteration: int, n_groups: int) -> None:
+    """Fold a finished group's Job into the Workflow: failed nodes, failed groups, bandwidth."""
+    jst = (job or {}).get("status") or {}
+    measured = jst.get("measurements") or {}
+    if measured.get("bandwidth"):
+        if n_groups <= GROUP_BANDWIDTH_LIMIT:
+            group["bandwidth"] = measured["bandwidth"][:64]
+        st["bandwidth"] = _running_mean(st.get("bandwidth") or [], measured["bandwidth"])
+    if measured.get("transport"):
+        group["transport"] = measured["transport"]
+        seen = st.setdefault("transport", [])
+        for t in str(measured["transport"]).split(","):
+            if t and t not in seen and len(seen) < 8:
+                seen.append(t)
+    if jst.get("failedNodes"):
+        st["failedNodes"], _ = c.merge_failed_nodes(st.get("failedNodes"), jst["failedNodes"])
+        st["failedNodeCount"] = len({n["name"] for n in st["failedNodes"]})
+    if outcome.phase != core.FAILED:
+        return
+    failed = st.setdefault("failedGroups", [])
+    if len(failed) >= MAX_FAILED_GROUPS:
+        return
+    # Hardware wins the group's reason, then a missed threshold, then the run's own failure.
+    if outcome.hardware:
+        reason = c.JobReason.HARDWARE_FAILURE_DETECTED
+    elif outcome.validation and not c.is_true(jst.get("conditions"), c.FAILED):
+        reason = c.reason_of(jst.get("conditions"), c.VALIDATION_FAILED) or outcome.reason
+    else:
+        reason = outcome.reason
+    entry = {
+        "name": group["name"],
+        "iteration": iteration,
+        "nodes": list(group.get("nodes") or jst.get("nodesRan") or [])[:1024],
+        "reason": (reason or "")[:128] or None,
+        "message": (outcome.message or "")[:1024] or None,
+        "failureLog": jst.get("failureLog"),
+    }
+    failed.append({k: v for k, v in entry.items() if v is not None})
+
+
+def _running_mean(current: list[dict], new: list[dict]) -> list[dict]:
+    """Fold one group's per-size table into the category's mean (samples = groups so far)."""
+    by_size = {int(r["sizeBytes"]): r for r in current}
+    new_by = {int(r["sizeBytes"]): r for r in new}
+    out = []
+    for size in sorted(set(by_size) | set(new_by)):
+        old, add = by_size.get(size), new_by.get(size)
+        if add is None:
+            out.append(old)
+            continue
+        n = int(old.get("samples") or 1) if old else 0
+        base_alg = float(old["algBwGBps"]) * n if old else 0.0
+        base_bus = float(old["busBwGBps"]) * n if old else 0.0
+        out.append({
+            "sizeBytes": size,
+            "algBwGBps": round((base_alg + float(add["algBwGBps"])) / (n + 1), 2),
+            "busBwGBps": round((base_bus + float(add["busBwGBps"])) / (n + 1), 2),
+            "samples": n + 1,
+        })
+    return out[:64]
+
+
+def _finalize(st: dict, iterations: int, generation, now_text: str) -> None:
+    verdict = core.final_verdict(st.get("orchestration") or {}, st.get("failedNodes") or [], st.get("failedGroups") or [], iterations)
+    c.set_status_phase(st, verdict.phase, verdict.reason, verdict.message, generation=generation)
+    if verdict.validation_failed:
+        c.set_condition(st.setdefault("conditions", []), c.VALIDATION_FAILED, True, WorkflowReason.JOB_VALIDATION_FAILED,
+                        "One or more Jobs failed performance threshold validation", generation=generation)
+    st["completionTime"] = now_text
+    st["failedNodeCount"] = len({n["name"] for n in st.get("failedNodes") or []})
+
+
+def _delete_iteration_jobs(ctx: Context, wf: dict, iteration: int) -> None:
+    """At an iteration boundary the previous iteration's Jobs go (the history keeps their outcome)."""
+    ns = wf["metadata"]["namespace"]
+    for job in ctx.kube.list(NVCRE_API_VERSION, "Job", ns, label_selector=f"{L.WORKFLOW}={wf['metadata']['name']},{L.ITERATION}={iteration}"):
+        if L.controlled_by(job, wf):
+            ctx.kube.delete(NVCRE_API_VERSION, "Job", job["metadata"]["name"], ns, uid=job["metadata"]["uid"])

@@ -1,0 +1,173 @@
+"""Reading a running workload: its phase, scheduling stalls and the failure excerpt.
+
+Pure functions over the plain objects the API server returns (batch/v1 Jobs,
+Kubeflow TrainJobs, Pods), so the Job reconciler's decisions can be tested
+without a cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nvcre.controller import labels as L
+
+PENDING, RUNNING, SUCCEEDED, FAILED, ABSENT = "Pending", "Running", "Succeeded", "Failed", "Absent"
+ROLE_LABELS = ("nvcre.nvidia.com/role", "training.kubeflow.org/replica-type", "jobset.sigs.k8s.io/replicatedjob-name")
+LAUNCHER_STEP_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+FAILURE_LOG_LINES = 800
+FAILURE_LOG_BYTES = 32 * 1024
+
+
+@dataclass(frozen=True)
+class WorkloadPhase:
+    phase: str
+    message: str = ""
+
+
+def _cond(obj: dict, ctype: str) -> dict | None:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == ctype and cond.get("status") == "True":
+            return cond
+    return None
+
+
+def is_launcher(obj: dict) -> bool:
+    """Whether a workload object or pod is the launcher whose end decides the run."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if any(str(labels.get(key, "")).lower() == "launcher" for key in ROLE_LABELS):
+        return True
+    if labels.get(LAUNCHER_STEP_LABEL) == "trainer":
+        return True
+    return "-launcher" in meta.get("name", "")
+
+
+def batch_job_phase(job: dict) -> str:
+    if _cond(job, "Failed"):
+        return FAILED
+    if _cond(job, "Complete") or _cond(job, "SuccessCriteriaMet"):
+        return SUCCEEDED
+    status = job.get("status") or {}
+    if status.get("active") or status.get("ready") or status.get("succeeded"):
+        return RUNNING
+    return PENDING
+
+
+def workload_phase(objects: list[dict], pods: list[dict]) -> WorkloadPhase:
+    """The workload's phase from its top objects (batch Jobs or a TrainJob) and pods.
+
+    With a launcher (MPI), the launcher's end decides; otherwise every batch Job must
+    complete. Any Failed object fails the run. Running means at least one pod runs.
+    """
+    if not objects:
+        return WorkloadPhase(ABSENT)
+    trainjobs = [o for o in objects if o.get("kind") == "TrainJob"]
+    if trainjobs:
+        tj = trainjobs[0]
+        if (c := _cond(tj, "Failed")) is not None:
+            return WorkloadPhase(FAILED, c.get("message", ""))
+        if (c := _cond(tj, "Complete")) is not None:
+            return WorkloadPhase(SUCCEEDED, c.get("message", ""))
+        if (tj.get("spec") or {}).get("suspend"):
+            return WorkloadPhase(PENDING, "suspended")
+    batch = [o for o in objects if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1"]
+    if batch:
+        for job in batch:
+            if batch_job_phase(job) == FAILED:
+                cond = _cond(job, "Failed") or {}
+                return WorkloadPhase(FAILED, cond.get("message") or cond.get("reason", ""))
+        launchers = [j for j in batch if is_launcher(j)]
+        deciding = launchers or batch
+        if all(batch_job_phase(j) == SUCCEEDED for j in deciding):
+            return WorkloadPhase(SUCCEEDED)
+    if any((p.get("status") or {}).get("phase") == "Running" for p in pods):
+        return WorkloadPhase(RUNNING)
+    if any((p.get("status") or {}).get("phase") == "Failed" for p in pods) and not batch and not trainjobs:
+        return WorkloadPhase(FAILED, "a pod failed")
+    return WorkloadPhase(PENDING)
+
+
+def unschedulable_message(pods: list[dict]) -> str | None:
+    """The scheduler's message if a pod is unscheduled with PodScheduled=False/Unschedulable.
+
+    SchedulingGated pods and pods without a PodScheduled condition do not count: they
+    are waiting on something else than free capacity.
+    """
+    for pod in sorted(pods, key=lambda p: p.get("metadata", {}).get("name", "")):
+        if (pod.get("spec") or {}).get("nodeName"):
+            continue
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        for cond in (pod.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("reason") == "Unschedulable":
+                return cond.get("message") or "pod is unschedulable"
+    return None
+
+
+def pod_nodes(pods: list[dict]) -> list[str]:
+    """Nodes the workload's live pods are bound to, sorted."""
+    return sorted(
+        {
+            (p.get("spec") or {}).get("nodeName")
+            for p in pods
+            if (p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("phase") in ("Pending", "Running", None)
+        }
+        - {None}
+    )
+
+
+@dataclass(frozen=True)
+class FailedContainer:
+    pod: str
+    node: str
+    container: str
+    exit_code: int
+    reason: str
+
+
+def failed_container(pods: list[dict]) -> FailedContainer | None:
+    """The first container that terminated with a non-zero code, OOMKilled preferred."""
+    found: list[FailedContainer] = []
+    for pod in sorted(pods, key=lambda p: p.get("metadata", {}).get("name", "")):
+        status = pod.get("status") or {}
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            for state_key in ("state", "lastState"):
+                term = (cs.get(state_key) or {}).get("terminated")
+                if term and term.get("exitCode", 0) != 0:
+                    found.append(
+                        FailedContainer(
+                            pod=pod["metadata"]["name"],
+                            node=(pod.get("spec") or {}).get("nodeName", ""),
+                            container=cs.get("name", ""),
+                            exit_code=int(term.get("exitCode", 1)),
+                            reason=term.get("reason") or "Error",
+                        )
+                    )
+                    break
+    oom = [f for f in found if f.reason == "OOMKilled"]
+    return (oom or found or [None])[0]
+
+
+def log_tail(text: str | None, lines: int = FAILURE_LOG_LINES, limit: int = FAILURE_LOG_BYTES) -> str:
+    """The last ``lines`` lines, capped at ``limit`` bytes keeping the end."""
+    if not text:
+        return ""
+    tail = "\n".join(text.splitlines()[-lines:])
+    data = tail.encode("utf-8", "replace")
+    if len(data) > limit:
+        tail = data[-limit:].decode("utf-8", "ignore")
+    return tail
+
+
+def launcher_pod(pods: list[dict]) -> dict | None:
+    """The pod whose log carries the results: the launcher, else the first rank."""
+    ordered = sorted(pods, key=lambda p: p.get("metadata", {}).get("name", ""))
+    launchers = [p for p in ordered if is_launcher(p)]
+    if launchers:
+        return launchers[0]
+    ranked = sorted(ordered, key=lambda p: int((p.get("metadata", {}).get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", 0) or 0))
+    return ranked[0] if ranked else None
+
+
+def job_pod_selector(job_name: str) -> str:
+    return f"{L.JOB}={job_name}"

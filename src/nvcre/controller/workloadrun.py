@@ -1,0 +1,116 @@
+"""WorkloadRun reconciler: a user's image and framework (mpi, torch, exec) as a Workflow.
+
+The run is resolved like a catalog category (``resolve_workloadrun``) and becomes one
+Workflow named after the run; from there the Workflow and Job reconcilers do the
+work. The run mirrors its Workflow's verdict, with the same exclusive conditions
+and reasons as the other tiers.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from nvcre.controller import compose
+from nvcre.controller import conditions as c
+from nvcre.controller import labels as L
+from nvcre.controller.conditions import WorkloadRunReason as R
+from nvcre.controller.context import Context, write_status
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+
+def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | None:
+    run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", name, namespace)
+    if run is None or run["metadata"].get("deletionTimestamp"):
+        return None
+    ctx.metrics.store.put(run)
+    st = run.get("status") or {}
+    if c.is_terminal(st.get("conditions")):
+        return None
+    if st.get("workflowRef"):
+        return _mirror(ctx, run)
+    return _create(ctx, run)
+
+
+def _fail(ctx: Context, run: dict, reason: str, message: str) -> None:
+    write_status(ctx, run, lambda o: c.set_status_phase(o["status"], c.FAILED, reason, message, generation=o["metadata"].get("generation")))
+
+
+def _create(ctx: Context, run: dict) -> float | None:
+    from nvcre.catalog.resolve import resolve_workloadrun
+
+    spec = run.get("spec") or {}
+    target = spec.get("target") or {}
+    found = compose.discover(compose.gpu_nodes(ctx), target)
+    if not found.nodes:
+        write_status(ctx, run, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, "WaitingForNodes", "No schedulable GPU nodes match the target"))
+        return 10.0
+    try:
+        resolved = resolve_workloadrun(run, platform=found.platform, gpu_arch=found.arch)
+    except Exception as err:
+        _fail(ctx, run, R.BUILD_FAILED, str(getattr(err, "message", err))[:1024])
+        return None
+    adapter = compose.choose_adapter(ctx)
+    body = compose.build_workflow(
+        name=run["metadata"]["name"],
+        namespace=run["metadata"]["namespace"],
+        owner=run,
+        resolved=resolved,
+        target=target or None,
+        adapter=adapter,
+        labels={L.WORKLOAD_RUN: run["metadata"]["name"][:63]},
+        annotations={},
+    )
+    try:
+        existing, _ = ctx.kube.create(body)
+    except Exception as err:
+        ctx.events.emit(run, "Warning", "WorkflowCreationError", f"Failed to create Workflow {body['metadata']['name']}: {err}")
+        return 15.0
+    if not L.controlled_by(existing, run):
+        _fail(ctx, run, R.WORKFLOW_FAILED, f"Workflow {body['metadata']['name']} exists and is not controlled by this WorkloadRun")
+        return None
+
+    def mutate(o: dict) -> bool:
+        ost = o["status"]
+        if ost.get("workflowRef"):
+            return False
+        ost["workflowRef"] = {"name": existing["metadata"]["name"], "namespace": o["metadata"]["namespace"]}
+        ost["detectedPlatform"] = found.platform
+        ost["detectedGPUArchitecture"] = found.arch
+        ost["resolvedGpusPerNode"] = resolved.gpus_per_node
+        c.set_status_phase(ost, c.IN_PROGRESS, R.WORKFLOW_CREATED, f"Workflow {existing['metadata']['name']} created",
+                           generation=o["metadata"].get("generation"))
+        return True
+
+    write_status(ctx, run, mutate)
+    return ctx.settings.resync_seconds
+
+
+def _mirror(ctx: Context, run: dict) -> float | None:
+    ref = (run.get("status") or {}).get("workflowRef") or {}
+    wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", ref.get("name", ""), ref.get("namespace") or run["metadata"]["namespace"])
+    if wf is None:
+        _fail(ctx, run, R.WORKFLOW_DELETED, "Workflow was deleted")
+        return None
+    wst = wf.get("status") or {}
+    conds = wst.get("conditions") or []
+
+    def mutate(o: dict) -> bool:
+        ost = o["status"]
+        before = copy.deepcopy(ost)
+        gen = o["metadata"].get("generation")
+        if wst.get("failedNodes"):
+            ost["failedNodes"] = [{"name": n["name"], "reason": n["reason"]} for n in wst["failedNodes"]][:2048]
+        if c.is_true(conds, c.VALIDATION_FAILED):
+            c.set_condition(ost.setdefault("conditions", []), c.VALIDATION_FAILED, True, R.THRESHOLD_VIOLATION,
+                            c.message_of(conds, c.VALIDATION_FAILED), generation=gen)
+        if c.is_true(conds, c.FAILED):
+            reason = R.WORKFLOW_VALIDATION_FAILED if c.reason_of(conds, c.FAILED) == "JobValidationFailed" else R.WORKFLOW_FAILED
+            c.set_status_phase(ost, c.FAILED, reason, c.message_of(conds, c.FAILED), generation=gen)
+        elif c.is_true(conds, c.SUCCEEDED):
+            c.set_status_phase(ost, c.SUCCEEDED, R.WORKFLOW_SUCCEEDED, "Workflow completed successfully", generation=gen)
+        return ost != before
+
+    written = write_status(ctx, run, mutate)
+    if written is not None and c.is_terminal((written.get("status") or {}).get("conditions")):
+        return None
+    return ctx.settings.resync_seconds
