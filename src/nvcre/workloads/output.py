@@ -1,0 +1,27 @@
+"""Readable YAML for rendered objects: multi-line strings (scripts) as literal blocks."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import yaml
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    if "\n" in value:
+        # Literal blocks cannot carry trailing spaces on a line; strip them (scripts only).
+        value = "\n".join(line.rstrip() for line in value.split("\n"))
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump_yaml(objects: Iterable[Any]) -> str:
+    """Objects as a multi-document YAML stream, keys in insertion order."""
+    return yaml.dump_all(list(objects), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
