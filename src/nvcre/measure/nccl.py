@@ -653,3 +653,88 @@ def format_size(size_bytes: int) -> str:
         unit += 1
     text = f"{value:.0f}" if value.is_integer() else f"{value:.1f}".rstrip("0").rstrip(".")
     return f"{text} {_UNITS[unit]}"
+
+
+def merge_bandwidth_results(previous: list[dict] | None, result: NcclResult) -> list[dict]:
+    """Fold a new window of rows into provisional ``status.results`` (running averages).
+
+    While a Job runs the controller reads the log in windows; each size keeps
+    ``newAvg = (oldAvg*oldN + sum(new)) / (oldN + newN)``. New sizes are appended in
+    first-seen order. The final read replaces all of this with ``bandwidth_results``.
+    """
+    merged: dict[int, dict] = {}
+    for entry in previous or []:
+        try:
+            merged[int(entry["sizeBytes"])] = {
+                "alg": float(entry["algBW"]), "bus": float(entry["busBW"]), "n": int(entry.get("samples") or 1)}
+        except (KeyError, TypeError, ValueError):
+            continue
+    for stats in size_stats(result):
+        old = merged.get(stats.size_bytes)
+        if old is None:
+            merged[stats.size_bytes] = {"alg": stats.alg_bw, "bus": stats.bus_bw, "n": stats.samples}
+            continue
+        total = old["n"] + stats.samples
+        old["alg"] = (old["alg"] * old["n"] + stats.alg_bw * stats.samples) / total
+        old["bus"] = (old["bus"] * old["n"] + stats.bus_bw * stats.samples) / total
+        old["n"] = total
+    return [
+        {"sizeBytes": size, "algBW": f"{v['alg']:.2f}", "busBW": f"{v['bus']:.2f}", "samples": v["n"]}
+        for size, v in merged.items()
+    ]
+
+
+def bandwidth_metrics_from_results(results: list[dict] | None) -> dict[str, float | None]:
+    """Threshold inputs from ``BandwidthMeasurement.status.results`` (highest per-size average).
+
+    Use only on a final measurement (Complete, reason JobSucceeded); anything else must
+    leave the keys missing so the Job waits and then fails with MeasurementTimeout.
+    """
+    bus: list[float] = []
+    alg: list[float] = []
+    for entry in results or []:
+        try:
+            bus.append(float(entry["busBW"]))
+            alg.append(float(entry["algBW"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return {"busBandwidthGBps": max(bus) if bus else None, "algBandwidthGBps": max(alg) if alg else None}
+
+
+def parse_bandwidth_log(text: str, profile=None) -> NcclResult:
+    """nccl-tests output read by the format-aware parser; for other tools, a profile's own
+    ``bandwidthResult`` regex (named groups size, algBW, busBW) and ``networkTransport``.
+
+    ``profile`` is a compiled ``LogProfile`` (see ``logprofile.load_log_profile``) or None.
+    """
+    result = parse_nccl_log(text)
+    if profile is None:
+        return result
+    rows_pattern = profile.pattern("bandwidthResult")
+    transport_pattern = profile.pattern("networkTransport")
+    if result.rows and transport_pattern is None:
+        return result
+    found_transports = set(result.transports)
+    custom_rows: list[NcclRow] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stamp, line = split_k8s_prefix(raw)
+        if not result.rows and rows_pattern is not None:
+            match = rows_pattern.regex.search(line)
+            if match:
+                try:
+                    size = int(match.group("size"))
+                    alg_bw, bus_bw = float(match.group("algBW")), float(match.group("busBW"))
+                except (TypeError, ValueError):
+                    continue
+                custom_rows.append(NcclRow(size, None, None, None, None, NcclSample(None, alg_bw, bus_bw, None),
+                                           None, number, stamp))
+                continue
+        if transport_pattern is not None:
+            match = transport_pattern.regex.search(line)
+            if match and match.groupdict().get("transport"):
+                found_transports.add(_normalize_transport(match.group("transport")))
+    if custom_rows:
+        result.rows = custom_rows
+        result.warnings = [w for w in result.warnings if w != "no nccl-tests data rows found"]
+    result.transports = sorted(found_transports)
+    return result

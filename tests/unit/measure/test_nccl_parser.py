@@ -228,3 +228,43 @@ def test_tag_output_prefix_and_json_inside_pod_log(fixtures_dir):
     )
     result = parse_nccl_log(wrapped)
     assert result.format == "json" and result.rows[0].out_of_place.bus_bw == pytest.approx(480.902491)
+
+
+def test_running_average_merge_and_metrics_from_status():
+    from nvcre.measure.nccl import bandwidth_metrics_from_results, merge_bandwidth_results
+
+    first = parse_nccl_log("           8             2     float     sum      -1   1.0    1.00    2.00       0\n")
+    second = parse_nccl_log(
+        "           8             2     float     sum      -1   1.0    3.00    4.00       0\n"
+        "          16             4     float     sum      -1   1.0    5.00    6.00       0\n"
+        "           8             2     float     sum      -1   1.0    3.00    4.00       0\n"
+    )
+    merged = merge_bandwidth_results(merge_bandwidth_results(None, first), second)
+    assert merged == [
+        {"sizeBytes": 8, "algBW": f"{(1 + 3 + 3) / 3:.2f}", "busBW": f"{(2 + 4 + 4) / 3:.2f}", "samples": 3},
+        {"sizeBytes": 16, "algBW": "5.00", "busBW": "6.00", "samples": 1},
+    ]
+    assert bandwidth_metrics_from_results(merged) == {"busBandwidthGBps": 6.0, "algBandwidthGBps": 5.0}
+    assert bandwidth_metrics_from_results([]) == {"busBandwidthGBps": None, "algBandwidthGBps": None}
+
+
+def test_profile_driven_rows_for_other_tools():
+    from nvcre.measure.logprofile import default_log_profile, load_log_profile
+    from nvcre.measure.nccl import parse_bandwidth_log
+
+    profile = load_log_profile({"metadata": {"name": "custom"}, "spec": {
+        "timestamp": {"layout": "2006-01-02T15:04:05Z07:00"},
+        "patterns": {
+            "bandwidthResult": {"regex": r"msg=(?P<size>\d+) alg=(?P<algBW>[\d.]+) bus=(?P<busBW>[\d.]+)"},
+            "networkTransport": {"regex": r"fabric: (?P<transport>\w+)"},
+        }}})
+    log = "2026-01-01T00:00:00Z fabric: RoCE\n2026-01-01T00:00:01Z msg=1024 alg=1.5 bus=2.5\nmsg=2048 alg=3 bus=4\n"
+    result = parse_bandwidth_log(log, profile)
+    assert [(r.size_bytes, r.out_of_place.bus_bw) for r in result.rows] == [(1024, 2.5), (2048, 4.0)]
+    assert result.transports == ["RoCE"] and not result.warnings
+    shipped = parse_bandwidth_log(
+        "host:1:1 [0] NCCL INFO Using network IB\n"
+        "           8             2     float     sum      -1   1.0    1.00    2.00       0\n",
+        default_log_profile("nccl-bandwidth"),
+    )
+    assert shipped.transports == ["IB"] and len(shipped.rows) == 1
