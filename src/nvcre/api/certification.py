@@ -72,15 +72,24 @@ class CertificationSpec(CategoryOptions):
     def cel_rules(cls) -> list[dict[str, str]]:
         placement = _effective("placement", "'Pinned'")
         scale = _effective("testScale", "'full-scale'")
+        category_sets = "(has(c.options) && has(c.options.{0}))"
         return super().cel_rules() + [
             cel(
-                f"self.categories.all(c, {placement} != 'Unpinned' || "
-                "(has(c.options) && has(c.options.nodesPerJob)) || has(self.nodesPerJob))",
-                "placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
+                "!has(self.placement) || self.placement != 'Unpinned' || has(self.nodesPerJob) || self.categories.all(c, "
+                f"({category_sets.format('placement')} && c.options.placement != 'Unpinned') || "
+                f"{category_sets.format('nodesPerJob')})",
+                "placement Unpinned needs an explicit nodesPerJob (globally or on every category it applies to)",
+                field_path=".placement",
+            ),
+            cel(
+                f"has(self.nodesPerJob) || self.categories.all(c, !{category_sets.format('placement')} || "
+                f"c.options.placement != 'Unpinned' || {category_sets.format('nodesPerJob')})",
+                "a category with placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
                 field_path=".categories",
             ),
             cel(
-                f"self.categories.all(c, {placement} != 'Unpinned' || {scale} == 'full-scale')",
+                f"self.categories.all(c, !({category_sets.format('placement')} || {category_sets.format('testScale')}) || "
+                f"{placement} != 'Unpinned' || {scale} == 'full-scale')",
                 "placement Unpinned cannot be combined with testScale intra-node, intra-rack or diagnose",
                 field_path=".categories",
             ),
@@ -105,16 +114,18 @@ class CertificationSpec(CategoryOptions):
     def _check_categories(self) -> "CertificationSpec":
         for index, category in enumerate(self.categories):
             merged = merge_options(self, category.options)
+            own = category.options or CategoryOptions()
             where = f"categories[{index}].options"
             if merged.placement == "Unpinned":
                 if merged.nodes_per_job is None:
                     raise FieldProblem(
-                        f"{where}.placement" if category.options and category.options.placement else "placement",
+                        f"{where}.placement" if own.placement else "placement",
                         "placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
                     )
                 if merged.test_scale not in (None, "full-scale"):
+                    field = "placement" if own.placement else "testScale"
                     raise FieldProblem(
-                        f"{where}.testScale" if category.options and category.options.test_scale else "testScale",
+                        f"{where}.{field}",
                         f"placement Unpinned cannot be combined with testScale {merged.test_scale}",
                     )
             if merged.env and len(merged.env) > MAX_ENV:

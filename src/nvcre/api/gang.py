@@ -36,7 +36,7 @@ class GangSchedulerSpec(ApiModel):
     def cel_rules(cls) -> list[dict[str, str]]:
         return [
             cel(
-                "!self.queueLabelKey.contains('/') || self.queueLabelKey.split('/')[0].size() <= 253",
+                "!self.queueLabelKey.contains('/') || self.queueLabelKey.matches('^[^/]{1,253}/')",
                 "queueLabelKey prefix must be at most 253 characters",
                 field_path=".queueLabelKey",
             ),

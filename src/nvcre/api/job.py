@@ -32,8 +32,7 @@ from nvcre.api.common import (
 )
 from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.measurement import BandwidthMeasurementConfig, GoodputMeasurementConfig
-from nvcre.api.options import WorkloadMetadata
-from nvcre.measure.thresholds import check_threshold
+from nvcre.api.options import Thresholds, WorkloadMetadata, check_thresholds
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
@@ -79,17 +78,6 @@ class JobCheckpoint(ApiModel):
 
     pvc_name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
     max_restarts: Annotated[int, Field(ge=0)] = 0
-
-
-Thresholds = Annotated[dict[str, Annotated[str, StringConstraints(min_length=1, max_length=1024)]], Field(max_length=16)]
-
-
-def check_thresholds(thresholds: dict[str, str] | None, path: str = "thresholds") -> None:
-    """Raise FieldProblem at ``<path>.<key>`` for the first unusable threshold."""
-    for key, expression in (thresholds or {}).items():
-        problem = check_threshold(key, expression)
-        if problem is not None:
-            raise FieldProblem(f"{path}.{key}", problem.message)
 
 
 _IMMUTABLE_JOB_FIELDS = ("workloadMetadata", "nodeHealthMonitor", "goodputMeasurement", "bandwidthMeasurement")

@@ -50,6 +50,31 @@ RESERVED_LABEL_PREFIX = "nvcre.nvidia.com/"
 
 _THRESHOLD_KEY_LIST = ", ".join(f"'{k}'" for k in THRESHOLD_KEYS)
 
+Thresholds = Annotated[
+    dict[str, Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
+    Field(
+        max_length=16,
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": f"self.all(k, k in [{_THRESHOLD_KEY_LIST}])",
+                    "message": f"unknown threshold key; valid keys: {', '.join(sorted(THRESHOLD_KEYS))}",
+                }
+            ]
+        },
+    ),
+]
+"""Metric key -> CEL expression over ``value``. The API server checks the keys; the
+expressions are compiled by :func:`check_thresholds` (the API server cannot)."""
+
+
+def check_thresholds(thresholds: dict[str, str] | None, path: str = "thresholds") -> None:
+    """Raise FieldProblem at ``<path>.<key>`` for the first unusable threshold entry."""
+    for key, expression in (thresholds or {}).items():
+        problem = check_threshold(key, expression)
+        if problem is not None:
+            raise FieldProblem(f"{path}.{key}", problem.message)
+
 
 class EnvVar(ApiModel):
     """One environment variable for the workload, by value only.
@@ -127,7 +152,7 @@ class WorkloadMetadata(ApiModel):
                 field_path=".labels",
             ),
             cel(
-                "!has(self.labels) || self.labels.all(k, !k.contains('/') || k.split('/')[0].size() <= 253)",
+                "!has(self.labels) || self.labels.all(k, !k.contains('/') || k.matches('^[^/]{1,253}/'))",
                 "a label key prefix must be at most 253 characters",
                 field_path=".labels",
             ),
@@ -289,10 +314,7 @@ class CategoryOptions(ApiModel):
     workload_metadata: WorkloadMetadata | None = Field(
         None, description="Labels on the submitted workload object, merged per key (catalog < global < category)."
     )
-    thresholds: (
-        Annotated[dict[str, Annotated[str, StringConstraints(min_length=1, max_length=1024)]], Field(max_length=16)]
-        | None
-    ) = Field(
+    thresholds: Thresholds | None = Field(
         None,
         description="Pass criteria: metric key -> CEL expression over `value` (a double) returning bool, e.g. "
         "'value >= 900'. Keys: " + ", ".join(sorted(THRESHOLD_KEYS)) + ". No thresholds by default. Replaced wholesale.",
@@ -331,7 +353,6 @@ class CategoryOptions(ApiModel):
 
     @classmethod
     def cel_rules(cls) -> list[dict[str, str]]:
-        keys = _THRESHOLD_KEY_LIST
         return [
             cel(
                 "!has(self.placement) || self.placement != 'Unpinned' || !has(self.testScale) "
@@ -340,13 +361,8 @@ class CategoryOptions(ApiModel):
                 field_path=".placement",
             ),
             cel(
-                f"!has(self.thresholds) || self.thresholds.all(k, k in [{keys}])",
-                f"unknown threshold key; valid keys: {', '.join(sorted(THRESHOLD_KEYS))}",
-                field_path=".thresholds",
-            ),
-            cel(
                 "!has(self.nicResourceName) || !(self.nicResourceName.startsWith('kubernetes.io/') "
-                "|| self.nicResourceName.startsWith('k8s.io/') || self.nicResourceName.split('/')[0].endsWith('.k8s.io'))",
+                "|| self.nicResourceName.startsWith('k8s.io/') || self.nicResourceName.matches('^[^/]*[.]k8s[.]io/'))",
                 "nicResourceName must not be under kubernetes.io/ or k8s.io/",
                 field_path=".nicResourceName",
             ),
@@ -360,10 +376,7 @@ class CategoryOptions(ApiModel):
                 f"placement Unpinned runs one job and cannot be combined with testScale {self.test_scale}; "
                 "use full-scale or Pinned",
             )
-        for key, expression in (self.thresholds or {}).items():
-            problem = check_threshold(key, expression)
-            if problem is not None:
-                raise FieldProblem(f"thresholds.{key}", problem.message)
+        check_thresholds(self.thresholds)
         check_env_names_unique(self.env)
         if self.nic_resource_name:
             prefix = self.nic_resource_name.split("/")[0]
@@ -420,7 +433,7 @@ def merge_options(global_options: CategoryOptions | None, category: CategoryOpti
                 base["workload_metadata"].labels if base.get("workload_metadata") else None,
                 value.labels if value is not None else None,
             )
-            merged["workload_metadata"] = WorkloadMetadata(labels=labels) if labels is not None else None
+            merged["workload_metadata"] = WorkloadMetadata.model_construct(labels=labels) if labels is not None else None
         elif name == "startup_stall_timeout_seconds":
             if value is not None:
                 merged[name] = value

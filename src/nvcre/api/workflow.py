@@ -32,9 +32,9 @@ from nvcre.api.common import (
     cel,
 )
 from nvcre.api.gang import GangSchedulerSpec
-from nvcre.api.job import JobSpec, Thresholds, check_thresholds
+from nvcre.api.job import JobSpec
 from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
-from nvcre.api.options import Placement, TestScale
+from nvcre.api.options import Placement, TestScale, Thresholds, check_thresholds
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 GroupName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -197,8 +197,8 @@ class ValidationSpec(ApiModel):
 class JobTemplateMeta(ApiModel):
     """Labels and annotations copied onto each Job (never onto the workload)."""
 
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
+    labels: Annotated[dict[str, Annotated[str, StringConstraints(max_length=63)]], Field(max_length=64)] | None = None
+    annotations: Annotated[dict[str, Annotated[str, StringConstraints(max_length=65536)]], Field(max_length=64)] | None = None
 
 
 class JobTemplate(ApiModel):

@@ -29,7 +29,6 @@ from nvcre.api.common import (
     cel,
 )
 from nvcre.api.gang import GangSchedulerSpec
-from nvcre.api.job import Thresholds, check_thresholds
 from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.measurement import BandwidthMeasurementConfig, GoodputMeasurementConfig
 from nvcre.api.options import (
@@ -37,8 +36,10 @@ from nvcre.api.options import (
     NIC_RESOURCE_PATTERN,
     STORAGE_SIZE_PATTERN,
     Placement,
+    Thresholds,
     WorkloadMetadata,
     check_env_names_unique,
+    check_thresholds,
 )
 from nvcre.api.quantity import parse_quantity
 from nvcre.api.workflow import OverrideSpec
