@@ -29,6 +29,7 @@ class WorkQueue:
         self._active: set[Key] = set()
         self._dirty: set[Key] = set()
         self._delayed: list[tuple[float, int, Key]] = []
+        self._due: dict[Key, float] = {}  # the one pending delayed requeue per key
         self._seq = itertools.count()
         self._closed = False
 
@@ -47,14 +48,22 @@ class WorkQueue:
         if delay <= 0:
             self.add(key)
             return
+        due = time.monotonic() + delay
         with self._cond:
-            heapq.heappush(self._delayed, (time.monotonic() + delay, next(self._seq), key))
+            current = self._due.get(key)
+            if current is not None and current <= due:
+                return  # an earlier requeue is already pending: one is enough
+            self._due[key] = due
+            heapq.heappush(self._delayed, (due, next(self._seq), key))
             self._cond.notify()
 
     def _promote_due(self) -> float | None:
         now = time.monotonic()
         while self._delayed and self._delayed[0][0] <= now:
-            _, _, key = heapq.heappop(self._delayed)
+            due, _, key = heapq.heappop(self._delayed)
+            if self._due.get(key) != due:
+                continue  # superseded by an earlier requeue of the same key
+            del self._due[key]
             if key in self._active:
                 self._dirty.add(key)
             elif key not in self._queued:

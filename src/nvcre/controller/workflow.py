@@ -200,9 +200,9 @@ def _step(ctx: Context, wf: dict) -> float | None:
                 c.set_status_phase(ost, c.IN_PROGRESS, WorkflowReason.JOB_SCHEDULING_BLOCKED,
                                    (summary + "; " + "; ".join(blocked))[:1024], generation=gen)
             else:
-                reason = WorkflowReason.JOB_CREATED if launched else WorkflowReason.JOB_RUNNING
-                if c.reason_of(ost.get("conditions"), c.IN_PROGRESS) == WorkflowReason.JOB_CREATED and not launched:
-                    reason = WorkflowReason.JOB_RUNNING
+                current = c.reason_of(ost.get("conditions"), c.IN_PROGRESS)
+                fresh = current in (WorkflowReason.GROUPS_PARTITIONED, WorkflowReason.ITERATION_COMPLETED, "")
+                reason = WorkflowReason.JOB_CREATED if (launched and fresh) else WorkflowReason.JOB_RUNNING
                 c.set_status_phase(ost, c.IN_PROGRESS, reason, summary, generation=gen)
         return ost != before
 

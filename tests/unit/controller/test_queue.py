@@ -1,0 +1,47 @@
+import threading
+import time
+
+from nvcre.controller.queue import WorkQueue, run_workers
+
+
+def test_dedupes_and_requeues_while_active():
+    q = WorkQueue()
+    k = ("Job", "ns", "a")
+    q.add(k)
+    q.add(k)
+    assert q.get(0.1) == k
+    assert q.get(0.05) is None  # deduplicated
+    q.add(k)  # while active: runs again once done
+    q.done(k)
+    assert q.get(0.1) == k
+    q.done(k)
+
+
+def test_delayed_and_workers():
+    q = WorkQueue()
+    seen = []
+    stop = threading.Event()
+
+    def handle(key):
+        seen.append(key)
+        return 0.05 if len(seen) < 3 else None
+
+    run_workers(q, handle, count=2, stop=stop)
+    q.add(("K", "", "x"))
+    deadline = time.time() + 3
+    while len(seen) < 3 and time.time() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    q.close()
+    assert len(seen) == 3
+
+
+def test_one_pending_delayed_requeue_per_key():
+    q = WorkQueue()
+    k = ("Job", "ns", "a")
+    for _ in range(50):
+        q.add_after(k, 0.05)
+    q.add_after(k, 0.01)  # an earlier one replaces the later
+    assert q.get(0.5) == k
+    q.done(k)
+    assert q.get(0.15) is None

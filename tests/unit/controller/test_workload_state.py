@@ -1,0 +1,46 @@
+from nvcre.controller import workload_state as ws
+
+
+def _bjob(name, cond=None, active=0, labels=None):
+    st = {"active": active}
+    if cond:
+        st["conditions"] = [{"type": cond, "status": "True", "message": f"{cond} msg"}]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels or {}}, "status": st}
+
+
+def _pod(name, phase="Running", node="n1", exit_code=None, reason=None, sched=None):
+    pod = {"metadata": {"name": name}, "spec": {"nodeName": node} if node else {}, "status": {"phase": phase}}
+    if exit_code is not None:
+        pod["status"]["containerStatuses"] = [{"name": "main", "state": {"terminated": {"exitCode": exit_code, "reason": reason or "Error"}}}]
+    if sched:
+        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": sched, "message": "0/2 nodes are available"}]
+    return pod
+
+
+def test_launcher_decides_mpi_workload():
+    objs = [_bjob("w-launcher", "Complete"), _bjob("w-worker", active=2)]
+    assert ws.workload_phase(objs, []).phase == ws.SUCCEEDED
+    objs = [_bjob("w-launcher", active=1), _bjob("w-worker", active=2)]
+    assert ws.workload_phase(objs, [_pod("p")]).phase == ws.RUNNING
+    objs = [_bjob("w-launcher", "Failed"), _bjob("w-worker", active=2)]
+    assert ws.workload_phase(objs, []).phase == ws.FAILED
+    assert ws.workload_phase([], []).phase == ws.ABSENT
+
+
+def test_unschedulable_only_counts_unscheduled_unschedulable_pods():
+    assert ws.unschedulable_message([_pod("a", "Pending", node=None, sched="Unschedulable")]) == "0/2 nodes are available"
+    assert ws.unschedulable_message([_pod("a", "Pending", node=None, sched="SchedulingGated")]) is None
+    assert ws.unschedulable_message([_pod("a", "Pending", node=None)]) is None
+
+
+def test_failed_container_prefers_oom():
+    pods = [_pod("a", "Failed", exit_code=1), _pod("b", "Failed", node="n2", exit_code=137, reason="OOMKilled")]
+    f = ws.failed_container(pods)
+    assert (f.pod, f.node, f.exit_code, f.reason) == ("b", "n2", 137, "OOMKilled")
+    assert ws.failed_container([_pod("a")]) is None
+
+
+def test_log_tail_keeps_end():
+    text = "\n".join(f"line {i}" for i in range(2000))
+    tail = ws.log_tail(text, lines=800, limit=100)
+    assert tail.endswith("line 1999") and len(tail.encode()) <= 100
