@@ -592,3 +592,39 @@ def training_threshold_metrics(status: Mapping) -> dict[str, float | None]:
         "avgTFLOPsPerGPU": value("avgTFLOPSPerGPU"),
         "avgStepTimeSec": value("avgStepTimeSec"),
     }
+
+
+def stall_reason(
+    metrics: TrainingMetrics,
+    now: datetime,
+    *,
+    stall_multiplier: float = 3.0,
+    started_at: datetime | None = None,
+    startup_stall_timeout_s: float | None = None,
+) -> str | None:
+    """Why a running training workload counts as stalled, or None.
+
+    After steps have appeared: no new step for longer than ``stall_multiplier`` times
+    the mean step time, scaled by the log interval (steps are only printed every
+    ``logInterval`` steps). Before the first step: longer than
+    ``startup_stall_timeout_s`` since ``started_at``.
+    """
+    steady = [s for s in metrics.steps if not s.warmup and s.timestamp is not None]
+    last = steady[-1] if steady else (metrics.steps[-1] if metrics.steps else None)
+    if last is None or last.timestamp is None:
+        if started_at is not None and startup_stall_timeout_s is not None:
+            waited = (now - started_at).total_seconds()
+            if waited > startup_stall_timeout_s:
+                return (f"no training step within {startup_stall_timeout_s:.0f}s of start "
+                        f"(waited {waited:.0f}s)")
+        return None
+    step_time = metrics.avg_step_time_sec
+    if not step_time or step_time <= 0:
+        return None
+    allowed = stall_multiplier * step_time * (metrics.log_interval or 1)
+    silent = (now - last.timestamp).total_seconds()
+    if silent > allowed:
+        return (f"no training step for {silent:.0f}s after step {last.global_step} "
+                f"(allowed {allowed:.0f}s = {stall_multiplier:g} x {step_time:.2f}s step time"
+                f"{f' x log interval {metrics.log_interval}' if (metrics.log_interval or 1) > 1 else ''})")
+    return None

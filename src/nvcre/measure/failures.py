@@ -1,0 +1,66 @@
+"""Why did a workload fail? Log tails and a short, human reason from any workload log.
+
+A failed Job records the end of the failing container's log (``failureLog.tail``:
+the last 800 lines, at most 32 KiB, keeping the end; ``dcgmi diag --json`` ends with
+braces, so a line count alone is not enough) and a one-line reason for the failed
+node entry. The reason is looked for in what the tools print when they break:
+NCCL errors, dcgmi failures, Python tracebacks, CUDA and out-of-memory errors.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nvcre.measure.dcgm import dcgm_failure_reason, parse_dcgm
+from nvcre.measure.logtext import split_k8s_prefix
+from nvcre.measure.nccl import nccl_failure_reason, parse_nccl_log
+
+TAIL_LINES = 800
+TAIL_BYTES = 32 * 1024
+
+_PYTHON_ERROR = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt)\b[^:\n]*:\s*\S.*$")
+_GENERIC = re.compile(
+    r"CUDA error|CUDA out of memory|OutOfMemoryError|out of memory|Killed|"
+    r"Segmentation fault|core dumped|NCCL error|ncclInternalError|ncclSystemError|"
+    r"RuntimeError|Watchdog caught collective operation timeout|timed out",
+    re.IGNORECASE,
+)
+
+
+def log_tail(text: str, *, max_lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> str:
+    """The last ``max_lines`` lines, cut to the last ``max_bytes`` bytes (UTF-8), keeping the end."""
+    lines = text.splitlines()
+    tail = "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
+    data = tail.encode("utf-8")
+    if len(data) <= max_bytes:
+        return tail
+    cut = data[-max_bytes:].decode("utf-8", errors="ignore")
+    newline = cut.find("\n")
+    return cut[newline + 1 :] if 0 <= newline < len(cut) - 1 else cut
+
+
+def failure_excerpt(text: str, *, max_chars: int = 1000) -> str | None:
+    """A short reason found in a workload log, or None when nothing in it looks like one.
+
+    Tried in order: dcgmi failures (GPU and test), NCCL/nccl-tests errors (with the
+    host), the last Python exception line, then the last line mentioning a CUDA,
+    memory, NCCL or timeout error.
+    """
+    if not text:
+        return None
+    if "Diagnostic" in text and ("Fail" in text or "fail" in text):
+        reason = dcgm_failure_reason(parse_dcgm(text), max_chars=max_chars)
+        if reason:
+            return reason
+    if "NCCL" in text or "#wrong" in text or "Out of bounds" in text:
+        reason = nccl_failure_reason(parse_nccl_log(text), max_chars=max_chars)
+        if reason:
+            return reason
+    contents = [split_k8s_prefix(line)[1].strip() for line in text.splitlines()]
+    for line in reversed(contents):
+        if _PYTHON_ERROR.match(line):
+            return line[:max_chars]
+    for line in reversed(contents):
+        if line and _GENERIC.search(line):
+            return line[:max_chars]
+    return None
