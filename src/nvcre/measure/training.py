@@ -628,3 +628,24 @@ def stall_reason(
                 f"(allowed {allowed:.0f}s = {stall_multiplier:g} x {step_time:.2f}s step time"
                 f"{f' x log interval {metrics.log_interval}' if (metrics.log_interval or 1) > 1 else ''})")
     return None
+
+
+def measure_training_log(
+    logs: str | Sequence[str],
+    profile: LogProfile | Mapping,
+    *,
+    end_time: datetime | None = None,
+    previous_runs: Sequence[TrainingRun] = (),
+) -> dict:
+    """One call for the GoodputMeasurement reconciler: parse the log(s) of the current
+    attempt with the LogProfile object and return the status fields (6-decimal strings).
+
+    ``previous_runs`` are earlier, interrupted attempts of the same job (checkpoint
+    restart); ``end_time`` is the Job's terminal time (default: the last log line).
+    """
+    if not profile:
+        from nvcre.errors import UserError
+
+        raise UserError("no LogProfile given for the training log (logProfileRef not resolved)")
+    metrics = parse_training_log(logs, profile)
+    return goodput_status([*previous_runs, TrainingRun(metrics)], end_time=end_time)

@@ -235,3 +235,17 @@ def test_go_named_groups_and_units():
         "regex": r"it (?<iteration>\d+) took (?P<stepTiming>[\d.]+)us", "units": {"stepTiming": "us"}}}}})
     metrics = parse_training_log("it 5 took 2500000us", profile)
     assert metrics.steps[0].global_step == 5 and metrics.steps[0].step_timing == pytest.approx(2.5)
+
+
+def test_measure_training_log_for_the_reconciler(fixtures_dir):
+    from nvcre.measure.logprofile import default_log_profiles
+    from nvcre.measure.training import measure_training_log
+
+    nemo = next(p for p in default_log_profiles() if p["metadata"]["name"] == "nemo")
+    text = (fixtures_dir / "training" / "nvcre-nemo2-restore-then-warmup.txt").read_text()
+    status = measure_training_log(text, nemo, end_time=datetime(2026, 1, 22, 18, 10, tzinfo=timezone.utc))
+    assert status["avgStepTimeSec"] == f"{(4.25 + 4.22) / 2:.6f}"
+    assert status["trainingTimeSec"] == "590.000000"  # 18:00:10 first step -> 18:10:00
+    assert float(status["result"]) == pytest.approx(compute_goodput(590, 0, 0, 10, 0), abs=1e-6)
+    with pytest.raises(UserError):
+        measure_training_log(text, {})
