@@ -337,7 +337,7 @@ class FailedNode(ApiModel):
 FailedNodes = Annotated[
     list[FailedNode],
     Field(
-        max_length=MAX_NODES,
+        max_length=3 * MAX_NODES,  # one entry per (node, reason), three reasons
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "reason"]},
     ),
 ]
@@ -382,7 +382,9 @@ class FailedGroup(ApiModel):
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=128)]
     iteration: Annotated[int, Field(ge=1)] | None = None
-    nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] = Field(default_factory=list)
+    nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = Field(
+        None, description="The group's nodes; omitted when orchestration.groups still lists the group (saves space)."
+    )
     reason: Annotated[str, StringConstraints(max_length=128)] | None = Field(
         None, description="The Job's Failed / HardwareFailed / ValidationFailed reason."
     )

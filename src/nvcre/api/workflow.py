@@ -37,6 +37,8 @@ from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.options import Placement, TestScale, Thresholds, check_thresholds
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+MAX_FAILURE_LOGS = 16
+"""Failed groups that carry a log excerpt on the Workflow; keeps the status small at 4096 nodes."""
 GroupName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 
@@ -377,6 +379,25 @@ class WorkflowStatus(ApiModel):
     )
     start_time: Timestamp | None = None
     completion_time: Timestamp | None = None
+
+    @classmethod
+    def cel_rules(cls) -> list[dict[str, str]]:
+        return [
+            cel(
+                f"!has(self.failedGroups) || self.failedGroups.filter(g, has(g.failureLog)).size() <= {MAX_FAILURE_LOGS}",
+                f"at most {MAX_FAILURE_LOGS} failed groups carry a failureLog (the rest are on their Jobs)",
+                field_path=".failedGroups",
+            )
+        ]
+
+    @model_validator(mode="after")
+    def _few_logs(self) -> "WorkflowStatus":
+        logs = sum(1 for group in self.failed_groups or [] if group.failure_log is not None)
+        if logs > MAX_FAILURE_LOGS:
+            raise FieldProblem(
+                "failedGroups", f"at most {MAX_FAILURE_LOGS} failed groups carry a failureLog, got {logs}"
+            )
+        return self
 
 
 class Workflow(KubeObject):
