@@ -1,0 +1,183 @@
+"""A seeded fault-scenario simulator for diagnose, with ground truth.
+
+No Kubernetes: a group "runs" by looking at the injected faults. It exists so the
+planner (and the reference baseline in ``bench/``) can be measured on thousands
+of clusters in seconds.
+
+Fault semantics (the same ones the planner's docstring states)
+    * bad node: any group that contains it runs slow (its NIC/GPU bandwidth
+      factor) and fails the threshold;
+    * bad link (a, b): a group that contains both a and b runs slow;
+    * bad rack: its uplink is degraded, so a group with nodes inside and outside
+      that rack runs slow; groups entirely inside the rack are fine.
+
+Noise
+    * bandwidth: measured = nominal x worst fault factor x (1 + N(0, sigma));
+      the group passes when measured >= threshold;
+    * flaky outcome: with probability ``flip`` the verdict is inverted. A
+      flipped pass reads as a crashed job (no measurement, WorkloadFailed); a
+      flipped failure reads as a healthy measurement (an intermittent fault
+      that did not show this time).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nvcre.planning.diagnose import DiagnosePolicy, GroupResult, Round, next_round, record, start
+
+NOMINAL_GBPS = 400.0
+THRESHOLD_RATIO = 0.9
+RACK_SIZES = {16: 4, 64: 16, 232: 18, 512: 16, 4096: 16}
+KINDS = ("healthy", "node", "nodes", "link-intra", "link-cross", "rack")
+
+
+def cluster(n: int, rack_size: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """``n`` node names and their racks (``rack_size`` nodes each, the last may be short)."""
+    size = rack_size or RACK_SIZES.get(n, 16)
+    names = [f"gpu-node-{i:04d}" for i in range(n)]
+    return names, {name: f"rack-{i // size:03d}" for i, name in enumerate(names)}
+
+
+@dataclass
+class Scenario:
+    nodes: list[str]
+    topology: dict[str, str]
+    bad_nodes: dict[str, float] = field(default_factory=dict)           # node -> bandwidth factor
+    bad_links: dict[frozenset, float] = field(default_factory=dict)     # {a, b} -> factor
+    bad_racks: dict[str, float] = field(default_factory=dict)           # rack -> factor
+    flip: float = 0.0
+    bw_sigma: float = 0.02
+    seed: int = 0
+    kind: str = "custom"
+
+    @property
+    def threshold(self) -> float:
+        return NOMINAL_GBPS * THRESHOLD_RATIO
+
+    def factor(self, group: Sequence[str]) -> float:
+        """The slowdown the injected faults impose on ``group`` (1.0 = healthy)."""
+        worst = 1.0
+        members = set(group)
+        for n in group:
+            f = self.bad_nodes.get(n)
+            if f is not None and f < worst:
+                worst = f
+        for pair, f in self.bad_links.items():
+            if f < worst and pair <= members:
+                worst = f
+        if self.bad_racks:
+            racks = {self.topology.get(n) for n in group}
+            if len(racks) > 1:
+                for r, f in self.bad_racks.items():
+                    if r in racks and f < worst:
+                        worst = f
+        return worst
+
+
+def make_scenario(n: int, kind: str, seed: int, flip: float = 0.0, bw_sigma: float = 0.02,
+                  rack_size: int | None = None) -> Scenario:
+    """One random cluster of ``kind`` (see ``KINDS``); same arguments, same scenario."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    rng = random.Random(f"{n}:{kind}:{seed}")
+    nodes, topo = cluster(n, rack_size)
+    sc = Scenario(nodes, topo, flip=flip, bw_sigma=bw_sigma, seed=seed, kind=kind)
+
+    def degraded() -> float:
+        return rng.uniform(0.35, 0.8)
+
+    if kind == "node":
+        sc.bad_nodes = {rng.choice(nodes): degraded()}
+    elif kind == "nodes":
+        sc.bad_nodes = {x: degraded() for x in rng.sample(nodes, rng.randint(2, 5))}
+    elif kind == "link-intra":
+        racks = sorted(set(topo.values()))
+        rack = rng.choice(racks)
+        members = [x for x in nodes if topo[x] == rack]
+        a, b = rng.sample(members, 2)
+        sc.bad_links = {frozenset((a, b)): degraded()}
+    elif kind == "link-cross":
+        a = rng.choice(nodes)
+        b = rng.choice([x for x in nodes if topo[x] != topo[a]])
+        sc.bad_links = {frozenset((a, b)): degraded()}
+    elif kind == "rack":
+        sc.bad_racks = {rng.choice(sorted(set(topo.values()))): degraded()}
+    return sc
+
+
+class Fleet:
+    """Runs groups against a scenario with seeded noise; counts what it ran."""
+
+    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+        self.sc = scenario
+        self.rng = random.Random(f"noise:{scenario.seed if seed is None else seed}:{scenario.kind}")
+        self.tests = 0
+        self.node_rounds = 0
+
+    def run(self, group: Sequence[str]) -> GroupResult:
+        self.tests += 1
+        self.node_rounds += len(group)
+        sc = self.sc
+        measured = NOMINAL_GBPS * sc.factor(group) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma))
+        passed = measured >= sc.threshold
+        if sc.flip and self.rng.random() < sc.flip:
+            if passed:
+                return GroupResult(list(group), False, None, "WorkloadFailed")
+            healthy = NOMINAL_GBPS * (1.0 + self.rng.gauss(0.0, sc.bw_sigma))
+            return GroupResult(list(group), True, max(healthy, sc.threshold * 1.05), "")
+        return GroupResult(list(group), passed, round(measured, 2), "" if passed else "ThresholdViolation")
+
+
+@dataclass
+class RunStats:
+    verdict: object
+    rounds: int
+    first_fail_round: int | None   # first round in which a screen or cross test failed
+    tests: int
+    node_rounds: int
+    node_rounds_after_first: int
+    plan_seconds: list[float]
+    max_groups_per_round: int
+    disjoint: bool
+
+
+def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None) -> RunStats:
+    """Diagnose ``sc`` with the planner end to end, recording what it cost."""
+    policy = policy or DiagnosePolicy(threshold=sc.threshold)
+    fleet = Fleet(sc)
+    t0 = time.perf_counter()
+    state = start(sc.nodes, sc.topology, policy)
+    plan = [time.perf_counter() - t0]
+    first_fail = None
+    after_first = 0
+    widest = 0
+    disjoint = True
+    while True:
+        t0 = time.perf_counter()
+        step = next_round(state)
+        plan[-1] += time.perf_counter() - t0
+        if not isinstance(step, Round):
+            break
+        widest = max(widest, len(step.groups))
+        seen: set[str] = set()
+        for g in step.groups:
+            if seen.intersection(g):
+                disjoint = False
+            seen.update(g)
+        results = [fleet.run(g) for g in step.groups]
+        if step.number > 1:
+            after_first += sum(len(g) for g in step.groups)
+        if first_fail is None and any(
+            not r.passed and tag in ("screen", "cross") for r, tag in zip(results, step.tags)
+        ):
+            first_fail = step.number
+        t1 = time.perf_counter()
+        state = record(state, results)
+        plan.append(time.perf_counter() - t1)
+    verdict = step
+    return RunStats(verdict, verdict.rounds, first_fail, fleet.tests, fleet.node_rounds, after_first,
+                    plan, widest, disjoint)
