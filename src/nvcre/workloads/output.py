@@ -8,7 +8,8 @@ import yaml
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data: Any) -> bool:  # repeated sub-objects print in full, no &anchors
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:

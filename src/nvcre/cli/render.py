@@ -1,0 +1,159 @@
+"""`nvcrectl certification render` and `nvcrectl workloadrun render`: print, offline,
+exactly the workload objects the controller would create for a platform and GPU.
+
+No cluster is read: the platform and architecture come from the flags (the
+architecture may also come from the target's ``nvidia.com/gpu.product`` selector)
+and node names are synthesized unless the target lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+from nvcre.api.load import load_file
+from nvcre.catalog.model import ResolvedCategory
+from nvcre.catalog.resolve import ADAPTERS, render_workload, resolve_category, resolve_workloadrun
+from nvcre.cli.apps import certification_app, workloadrun_app
+from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
+from nvcre.discovery.platform import PLATFORMS, check_platform
+from nvcre.errors import UserError
+from nvcre.planning.partition import plan_groups
+from nvcre.workloads.output import dump_yaml
+
+PLATFORM_HELP = f"Platform to render for: {', '.join(PLATFORMS)}."
+ARCH_HELP = "GPU architecture (h100, gb200, ...) or product name (NVIDIA-H100-80GB-HBM3)."
+
+
+def _context(platform: str | None, gpu_arch: str | None, target: Any) -> tuple[str, str]:
+    selector = (getattr(target, "node_selector", None) or {}) if target is not None else {}
+    if not gpu_arch and selector.get(PRODUCT_LABEL):
+        gpu_arch = selector[PRODUCT_LABEL]
+    missing = [flag for flag, value in (("--platform", platform), ("--gpu-arch", gpu_arch)) if not value]
+    if missing:
+        raise UserError(
+            f"{' and '.join(missing)} required to render without a cluster; platforms: {', '.join(PLATFORMS)}; "
+            f"GPU architectures: {', '.join(known_architectures())}"
+        )
+    return check_platform(platform or ""), check_gpu_arch(gpu_arch or "")
+
+
+def _node_names(target: Any, count: int | None) -> list[str]:
+    listed = list(getattr(target, "node_names", None) or []) if target is not None else []
+    if listed:
+        return sorted(listed)
+    n = count or 2
+    if n < 1:
+        raise UserError("--nodes: must be at least 1")
+    width = max(3, len(str(n)))
+    return [f"node-{i:0{width}d}" for i in range(1, n + 1)]
+
+
+def _groups(resolved: ResolvedCategory, nodes: list[str]) -> list[tuple[str, list[str]]]:
+    """The groups the controller would run (diagnose: its first round is all nodes)."""
+    scale = resolved.test_scale
+    per_job = resolved.nodes_per_job
+    if per_job is None and resolved.min_gpus:
+        per_job = resolved.valid_node_count(len(nodes)) or None
+        if per_job is None:
+            raise UserError(f"{resolved.key}: {len(nodes)} node(s) x {resolved.gpus_per_node} GPUs cannot run it "
+                            f"(needs at least {resolved.min_gpus} GPUs in multiples of TP x PP); use --nodes")
+    if scale in ("diagnose", "intra-rack"):
+        scale = "full-scale"  # racks and rounds need the live cluster; offline shows one full group
+    plan = plan_groups(scale, nodes, nodes_per_job=per_job, placement=resolved.placement)
+    return [(g.name, list(g.nodes) or nodes[: g.size]) for g in plan.groups]
+
+
+def _emit(objects: list[dict], comments: list[str], output: str) -> None:
+    if output == "json":
+        typer.echo(json.dumps(objects, indent=2))
+    elif output == "yaml":
+        typer.echo("".join(f"# {c}\n" for c in comments) + dump_yaml(objects), nl=False)
+    else:
+        raise UserError(f"--output: unknown format {output!r}; valid: yaml, json")
+
+
+def _check_adapter(adapter: str) -> None:
+    if adapter not in ADAPTERS:
+        raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
+
+
+def _warn(resolved: ResolvedCategory) -> None:
+    for warning in resolved.warnings:
+        print(f"warning: {resolved.key}: {warning}", file=sys.stderr)
+
+
+@certification_app.command("render")
+def render_certification(
+    file: str = typer.Argument(..., help="Certification manifest (YAML)."),
+    platform: str = typer.Option(None, "--platform", help=PLATFORM_HELP),
+    gpu_arch: str = typer.Option(None, "--gpu-arch", help=ARCH_HELP),
+    nodes: int = typer.Option(None, "--nodes", help="Target nodes to synthesize (default 2; ignored when target.nodeNames is set)."),
+    adapter: str = typer.Option("native", "--adapter", help="native (batch/v1 Jobs) or trainjob (Kubeflow Trainer v2)."),
+    namespace: str = typer.Option(None, "--namespace", "-n", help="Namespace of the rendered objects (default: the manifest's, else default)."),
+    output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
+) -> None:
+    """Print the workload objects a Certification would create, for every category."""
+    _check_adapter(adapter)
+    certs = [o for o in load_file(file) if o.kind == "Certification"]
+    if not certs:
+        raise UserError(f"{file}: no Certification in the file (use 'nvcrectl workloadrun render' for WorkloadRuns)")
+    objects: list[dict] = []
+    comments: list[str] = []
+    for cert in certs:
+        spec = cert.spec
+        plat, arch = _context(platform, gpu_arch, spec.target)
+        names = _node_names(spec.target, nodes)
+        ns = namespace or cert.metadata.namespace or "default"
+        for index, category in enumerate(spec.categories):
+            resolved = resolve_category(category, spec, platform=plat, gpu_arch=arch, gang_scheduler=spec.gang_scheduler,
+                                        target=spec.target, index=index, source=file)
+            _warn(resolved)
+            groups = _groups(resolved, names)
+            comments.append(
+                f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
+                f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
+            )
+            workflow = f"{cert.name}-{resolved.variant}"
+            for group, members in groups:
+                job = f"{workflow}-job" if len(groups) == 1 else f"{workflow}-{group}"
+                objects += render_workload(resolved, name=job, namespace=ns, nodes=members, adapter=adapter,
+                                           target=spec.target, job=job, group=group)
+    _emit(objects, comments, output)
+
+
+@workloadrun_app.command("render")
+def render_workloadrun(
+    file: str = typer.Argument(..., help="WorkloadRun manifest (YAML)."),
+    platform: str = typer.Option(None, "--platform", help=PLATFORM_HELP),
+    gpu_arch: str = typer.Option(None, "--gpu-arch", help=ARCH_HELP),
+    nodes: int = typer.Option(None, "--nodes", help="Target nodes to synthesize (default: numNodes)."),
+    adapter: str = typer.Option("native", "--adapter", help="native (batch/v1 Jobs) or trainjob (Kubeflow Trainer v2)."),
+    namespace: str = typer.Option(None, "--namespace", "-n", help="Namespace of the rendered objects."),
+    output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
+) -> None:
+    """Print the workload objects a WorkloadRun would create."""
+    _check_adapter(adapter)
+    runs = [o for o in load_file(file) if o.kind == "WorkloadRun"]
+    if not runs:
+        raise UserError(f"{file}: no WorkloadRun in the file (use 'nvcrectl certification render' for Certifications)")
+    objects: list[dict] = []
+    comments: list[str] = []
+    for run in runs:
+        spec = run.spec
+        plat, arch = _context(platform, gpu_arch, spec.target)
+        resolved = resolve_workloadrun(run, platform=plat, gpu_arch=arch)
+        _warn(resolved)
+        names = _node_names(spec.target, nodes or spec.num_nodes)
+        groups = _groups(resolved, names)
+        comments.append(f"WorkloadRun {run.name} on {plat}/{arch}: {len(groups)} job(s), "
+                        f"overrides: {', '.join(resolved.applied_overrides) or 'none'}")
+        ns = namespace or run.metadata.namespace or "default"
+        for group, members in groups:
+            job = f"{run.name}-job" if len(groups) == 1 else f"{run.name}-{group}"
+            objects += render_workload(resolved, name=job, namespace=ns, nodes=members, adapter=adapter,
+                                       target=spec.target, job=job, group=group)
+    _emit(objects, comments, output)
