@@ -19,6 +19,10 @@ from nvcre.cli import render as _render  # noqa: F401,E402
 from nvcre.cli import catalog as _catalog  # noqa: F401,E402
 from nvcre.cli import controller as _controller  # noqa: F401,E402
 from nvcre.cli import mcp as _mcp  # noqa: F401,E402
+from nvcre.cli import report as _report  # noqa: F401,E402
+from nvcre.cli import run as _run  # noqa: F401,E402
+from nvcre.cli import rbac as _rbac  # noqa: F401,E402
+from nvcre.cli import cluster as _cluster  # noqa: F401,E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,62 @@
+{{/* Names and labels shared by every template. */}}
+
+{{- define "nvcre.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "nvcre.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "nvcre.labels" -}}
+app.kubernetes.io/name: {{ include "nvcre.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "nvcre.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "nvcre.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end -}}
+
+{{- define "nvcre.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "nvcre.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "nvcre.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* ClusterRole names: the manager role (bound cluster-wide) and the run role (writes workloads). */}}
+{{- define "nvcre.managerRole" -}}
+{{- printf "%s-manager-role" (include "nvcre.fullname" .) -}}
+{{- end -}}
+
+{{- define "nvcre.runRole" -}}
+{{- printf "%s-run-role" (include "nvcre.fullname" .) -}}
+{{- end -}}
+
+{{- define "nvcre.runBinding" -}}
+{{- printf "%s-manager-run" (include "nvcre.fullname" .) -}}
+{{- end -}}
+
+{{- define "nvcre.validate" -}}
+{{- if not (has .Values.rbac.scope (list "cluster" "namespaced")) -}}
+{{- fail (printf "rbac.scope must be cluster or namespaced, got %q" .Values.rbac.scope) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,154 @@
+"""`nvcrectl cluster info`: what nvcre would see on this cluster, before anything runs.
+
+Platform, GPU product and architecture, ready GPU nodes, GPUs (from allocatable
+``nvidia.com/gpu``, or counted from ``gpu.nvidia.com`` ResourceSlices on DRA nodes
+that advertise none) and topology labels. ``cluster_summary`` is pure so it is
+tested on the real Node objects in shared/fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Mapping, Optional, Sequence
+
+import typer
+import yaml
+
+from nvcre.cli.apps import cluster_app
+from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
+from nvcre.discovery.gpu import DRA_GPU_DRIVER, UNKNOWN, hardware_defaults, majority_arch, products_from_resource_slices
+from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
+from nvcre.discovery.platform import platform_counts
+from nvcre.errors import UserError
+from nvcre.kube.client import ApiError
+from nvcre.report.build import DOMAIN_LABELS
+
+FORMATS = ("table", "json", "yaml")
+
+
+def _name(node: Mapping[str, Any]) -> str:
+    return (node.get("metadata") or {}).get("name", "")
+
+
+def _labels(node: Mapping[str, Any]) -> Mapping[str, str]:
+    return (node.get("metadata") or {}).get("labels") or {}
+
+
+def _ready(node: Mapping[str, Any]) -> bool:
+    if (node.get("spec") or {}).get("unschedulable"):
+        return False
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def dra_gpu_counts(slices: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """GPUs per node counted from ``gpu.nvidia.com`` ResourceSlices (devices of the pool)."""
+    counts: Counter[str] = Counter()
+    for rs in slices:
+        spec = rs.get("spec") or {}
+        if spec.get("driver") == DRA_GPU_DRIVER and spec.get("nodeName"):
+            counts[spec["nodeName"]] += len(spec.get("devices") or [])
+    return dict(counts)
+
+
+def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping[str, Any]] = ()) -> dict:
+    """What nvcre would target: GPU nodes, their platform, architecture and topology."""
+    dra = dra_gpu_counts(slices)
+    slice_products = products_from_resource_slices(slices)
+    gpu_nodes = [
+        n
+        for n in nodes
+        if _labels(n).get(GPU_PRESENT_LABEL) == "true" or allocatable_gpus(n) > 0 or dra.get(_name(n), 0) > 0
+    ]
+    per_node = {}
+    for n in gpu_nodes:
+        gpus = allocatable_gpus(n)
+        source = "allocatable nvidia.com/gpu"
+        if gpus == 0 and dra.get(_name(n)):
+            gpus, source = dra[_name(n)], "ResourceSlices (DRA)"
+        elif gpus == 0 and str(_labels(n).get("nvidia.com/gpu.count", "")).isdigit():
+            gpus, source = int(_labels(n)["nvidia.com/gpu.count"]), "label nvidia.com/gpu.count"
+        per_node[_name(n)] = {"gpus": gpus, "source": source, "ready": _ready(n)}
+    platforms = platform_counts(gpu_nodes)
+    platform = next(iter(platforms)) if len(platforms) == 1 else ("none" if not platforms else "mixed")
+    vote = majority_arch(list(gpu_nodes), slice_products)
+    defaults = hardware_defaults(vote.arch, platform if platform not in ("mixed", "none") else None) if vote.arch != UNKNOWN else None
+    topology: dict[str, dict[str, int]] = {}
+    for key in DOMAIN_LABELS:
+        values = Counter(_labels(n)[key] for n in gpu_nodes if _labels(n).get(key))
+        if values:
+            topology[key] = dict(sorted(values.items()))
+    warnings = []
+    if len(platforms) > 1:
+        warnings.append("GPU nodes report different platforms: " + ", ".join(f"{k} ({v})" for k, v in sorted(platforms.items())))
+    if vote.excluded:
+        warnings.append(f"{len(vote.excluded)} GPU nodes differ from the majority architecture {vote.arch} and would be excluded")
+    if defaults is not None and defaults.warning("options.gpusPerNode and options.mlnxPerNode"):
+        warnings.append(defaults.warning("options.gpusPerNode and options.mlnxPerNode"))
+    if gpu_nodes and not any(_labels(n).get("nvidia.com/gpu.product") for n in gpu_nodes) and not slice_products:
+        warnings.append("no nvidia.com/gpu.product labels: install the GPU Operator (GPU Feature Discovery) or the DRA driver")
+    return {
+        "platform": platform,
+        "platforms": platforms,
+        "gpuArchitecture": vote.arch,
+        "gpuProducts": vote.products,
+        "gpuNodes": len(gpu_nodes),
+        "readyGPUNodes": sum(1 for v in per_node.values() if v["ready"]),
+        "totalNodes": len(nodes),
+        "gpus": sum(v["gpus"] for v in per_node.values()),
+        "gpusPerNode": dict(sorted(Counter(v["gpus"] for v in per_node.values()).items())),
+        "draNodes": sorted(n for n, v in per_node.items() if v["source"].startswith("ResourceSlices")),
+        "expectedGPUsPerNode": defaults.gpus_per_node if defaults else None,
+        "mnnvlDefault": defaults.mnnvl if defaults else None,
+        "topology": topology,
+        "warnings": warnings,
+    }
+
+
+def render_table(summary: dict) -> str:
+    rows = [
+        ("Platform", summary["platform"]),
+        ("GPU", f"{summary['gpuArchitecture']} ({', '.join(summary['gpuProducts']) or 'no product label'})"),
+        ("GPU nodes", f"{summary['readyGPUNodes']} ready of {summary['gpuNodes']} ({summary['totalNodes']} nodes in the cluster)"),
+        ("GPUs", f"{summary['gpus']} ({', '.join(f'{n} nodes x {g}' for g, n in summary['gpusPerNode'].items()) or 'none'})"),
+    ]
+    if summary["draNodes"]:
+        rows.append(("DRA nodes", f"{len(summary['draNodes'])} counted from ResourceSlices"))
+    if summary["expectedGPUsPerNode"] is not None:
+        rows.append(("Catalog", f"{summary['expectedGPUsPerNode']} GPUs/node, MNNVL {'on' if summary['mnnvlDefault'] else 'off'} by default"))
+    if summary["topology"]:
+        for key, values in summary["topology"].items():
+            rows.append(("Topology", f"{key}: {len(values)} domains ({', '.join(f'{k}={v}' for k, v in list(values.items())[:6])}{', ...' if len(values) > 6 else ''})"))
+    else:
+        rows.append(("Topology", "no rack or clique labels (intra-rack falls back to one group)"))
+    lines = [f"{label + ':':<11}{value}" for label, value in rows]
+    lines += [f"warning: {w}" for w in summary["warnings"]]
+    return "\n".join(lines) + "\n"
+
+
+@cluster_app.command("info")
+def info(
+    output: str = typer.Option("table", "--output", "-o", help="table, json or yaml."),
+    kubeconfig: Optional[str] = KubeconfigOpt,
+    context: Optional[str] = ContextOpt,
+) -> None:
+    """Platform, GPU product, ready GPU nodes, GPUs and topology labels as nvcre sees them."""
+    if output not in FORMATS:
+        raise UserError(f"-o/--output: unknown format {output!r}; choose one of {', '.join(FORMATS)}")
+    with cluster_errors():
+        client = connect(kubeconfig, context)
+        nodes = client.list("v1", "Node")
+        try:
+            slices = client.list("resource.k8s.io/v1", "ResourceSlice")
+        except ApiError:  # an API server without DRA, or no permission: count from labels only
+            slices = []
+    summary = cluster_summary(nodes, slices)
+    if output == "json":
+        typer.echo(json.dumps(summary, indent=2))
+    elif output == "yaml":
+        typer.echo(yaml.safe_dump(summary, sort_keys=False), nl=False)
+    else:
+        typer.echo(render_table(summary), nl=False)

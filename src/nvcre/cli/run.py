@@ -1,0 +1,414 @@
+"""`nvcrectl certification run`, `workloadrun run` and `certification cleanup`.
+
+A run gets its own namespace (``nvcrectl-<timestamp>``) so its workloads, logs and
+Events are easy to find and remove. With ``--wait`` the command shows live progress
+per category and then the same report ``certification report`` prints.
+Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 usage error, 3 still running when
+the wait ended.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from nvcre import API_GROUP_VERSION
+from nvcre.cli.apps import certification_app, workloadrun_app
+from nvcre.cli.rbac import DEFAULT_CONTROLLER_NAMESPACE, DEFAULT_RELEASE, run_access_binding
+from nvcre.cli.report import (
+    ContextOpt,
+    HtmlFileOpt,
+    JunitFileOpt,
+    KubeconfigOpt,
+    OutputOpt,
+    ResultsFileOpt,
+    check_output_format,
+    cluster_errors,
+    connect,
+    emit,
+    fetch_report,
+)
+from nvcre.errors import UserError
+from nvcre.kube.client import ApiError, KubeClient
+from nvcre.report import build_report
+from nvcre.report.collect import collect, not_found_message
+from nvcre.report.model import Report
+from nvcre.report.render import RESULT_EXIT
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+RUN_LABEL = "nvcre.nvidia.com/run"
+MIN_DERIVED_TIMEOUT = 30 * 60  # seconds; a derived wait is never shorter
+TIMEOUT_FACTOR = 1.5
+POLL_SECONDS = 2.0
+EXIT_STILL_RUNNING = RESULT_EXIT["RUNNING"]
+
+
+# ---------------------------------------------------------------- pure helpers
+
+
+def parse_timeout(text: str, flag: str = "--timeout") -> float:
+    """A wait bound given by the user ("90s", "45m", "1h30m"); at least one second."""
+    from nvcre.api.common import parse_duration
+
+    try:
+        seconds = parse_duration(text.strip())
+    except ValueError:
+        raise UserError(f"{flag}: {text!r} is not a duration; write e.g. 90s, 45m or 1h30m") from None
+    if seconds < 1:
+        raise UserError(f"{flag}: {text!r} is below 1s")
+    return float(seconds)
+
+
+def parse_categories(values: list[str]) -> list[tuple[str, str]]:
+    """``domain/variant`` pairs, each checked against the catalog (aliases resolved)."""
+    from nvcre.catalog.data import load_catalog
+
+    catalog = load_catalog()
+    known = ", ".join(e.key for e in catalog.sorted_entries())
+    pairs = []
+    for value in values:
+        domain, sep, variant = value.strip().partition("/")
+        if not sep or not domain or not variant:
+            raise UserError(f"--category {value!r}: expected DOMAIN/VARIANT, e.g. communication/nccl-all-reduce")
+        entry = catalog.lookup(domain, variant)
+        if entry is None:
+            raise UserError(f"--category {value!r}: unknown category; known: {known}")
+        pairs.append((entry.domain, entry.variant))
+    return pairs
+
+
+def derived_timeout(cert_spec: dict) -> float:
+    """How long --wait waits when --timeout is omitted.
+
+    Categories run one after another, so their budgets add up: each category's
+    timeoutPerJob (its option, the spec's, else the catalog's; the diagnose budget for
+    testScale diagnose) times its repeatCount, the sum times 1.5 for scheduling and
+    measurement, and never less than 30 minutes.
+    """
+    from nvcre.api.common import parse_duration
+    from nvcre.catalog.data import load_catalog
+
+    catalog = load_catalog()
+    total = 0.0
+    for cat in cert_spec.get("categories") or []:
+        options = cat.get("options") or {}
+        entry = catalog.lookup(cat.get("domain", ""), cat.get("variant", ""))
+        defaults = (entry.data.get("defaults") or {}) if entry else {}
+        scale = options.get("testScale") or cert_spec.get("testScale") or defaults.get("testScale")
+        budget = options.get("timeoutPerJob") or cert_spec.get("timeoutPerJob")
+        if not budget:
+            budget = defaults.get("timeoutPerJobDiagnose") if scale == "diagnose" else None
+            budget = budget or defaults.get("timeoutPerJob") or "1h"
+        repeat = options.get("repeatCount") or cert_spec.get("repeatCount") or 1
+        total += parse_duration(budget) * int(repeat)
+    return max(MIN_DERIVED_TIMEOUT, total * TIMEOUT_FACTOR)
+
+
+def run_name(now: datetime | None = None) -> str:
+    """nvcrectl-YYYYmmdd-HHMMSS (UTC): sortable, and a valid namespace name."""
+    return (now or datetime.now(timezone.utc)).strftime("nvcrectl-%Y%m%d-%H%M%S")
+
+
+def human_wait(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else (f"{minutes}m{secs:02d}s" if minutes else f"{secs}s")
+
+
+# ---------------------------------------------------------------- cluster side
+
+
+def _ensure_namespace(client: KubeClient, namespace: str, run: str) -> bool:
+    """Create the run namespace (labelled as ours); False when it already existed."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": namespace, "labels": {MANAGED_BY: "nvcrectl", RUN_LABEL: run}},
+    }
+    _, created = client.create(body)
+    return created
+
+
+def _grant_run_access(client: KubeClient, namespace: str, release: str, controller_namespace: str) -> str:
+    """Bind the controller's run role in the namespace (needed under rbac.scope=namespaced)."""
+    try:
+        _, created = client.create(run_access_binding(namespace, release, controller_namespace), namespace)
+    except ApiError as err:
+        if err.forbidden:
+            return (
+                f"warning: could not grant the controller access to {namespace} ({err.reason}); under "
+                f"rbac.scope=namespaced apply `nvcrectl rbac print --namespace {namespace}` as an admin"
+            )
+        raise
+    return "granted the controller run access in the namespace" if created else ""
+
+
+def _create(client: KubeClient, obj: dict, namespace: str) -> None:
+    _, created = client.create(obj, namespace)
+    if not created:
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        raise UserError(f"{kind.lower()} {name!r} already exists in namespace {namespace!r}; pick another --name")
+
+
+def _progress_lines(report: Report, elapsed: float) -> list[str]:
+    lines = []
+    for c in report.categories:
+        groups = f"{c.groups_done}/{c.groups_total} groups" if c.groups_total else "no groups yet"
+        lines.append(f"[{human_wait(elapsed):>7}] {c.key:<38} {c.status:<10} {groups}")
+        if c.status_detail:
+            lines.append(f"          Blocked: {c.status_detail}")
+    return lines
+
+
+def _progress_table(report: Report, elapsed: float, deadline: float):
+    from rich.table import Table
+
+    table = Table(title=f"{report.kind} {report.namespace}/{report.name} · {report.result} · elapsed {human_wait(elapsed)} of {human_wait(deadline)}")
+    for column in ("Category", "Phase", "Groups", "Runtime", "Blocked"):
+        table.add_column(column, overflow="fold")
+    colors = {"Succeeded": "green", "Failed": "red", "Running": "cyan", "Pending": "dim"}
+    for c in report.categories:
+        table.add_row(
+            c.key,
+            f"[{colors.get(c.status, 'white')}]{c.status}[/]",
+            f"{c.groups_done}/{c.groups_total}" if c.groups_total else "-",
+            c.runtime or "-",
+            c.status_detail or "",
+        )
+    return table
+
+
+def wait_for(client: KubeClient, kind: str, name: str, namespace: str, timeout: float) -> tuple[Report, bool]:
+    """Poll the run's report until it has a result or ``timeout`` passes; (report, finished).
+
+    On a terminal a live table shows each category's phase, groups done of total,
+    Blocked lines and elapsed time; otherwise a line is printed whenever one changes.
+    """
+    start = time.monotonic()
+    interactive = sys.stderr.isatty()
+    seen: set[str] = set()
+    live = None
+    if interactive:
+        from rich.console import Console
+        from rich.live import Live
+
+        live = Live(console=Console(stderr=True), refresh_per_second=4, transient=False)
+        live.start()
+    try:
+        while True:
+            elapsed = time.monotonic() - start
+            # running categories show their time so far; nodes are read once, for the final report
+            report = build_report(collect(client, kind, name, namespace, with_nodes=False), now=datetime.now(timezone.utc))
+            if live is not None:
+                live.update(_progress_table(report, elapsed, timeout))
+            else:
+                for line in _progress_lines(report, elapsed):
+                    key = line.split("]", 1)[1]
+                    if key not in seen:
+                        seen.add(key)
+                        print(line, file=sys.stderr, flush=True)
+            if report.result != "RUNNING":
+                return report, True
+            if elapsed >= timeout:
+                return report, False
+            time.sleep(min(POLL_SECONDS, max(0.1, timeout - elapsed)))
+    finally:
+        if live is not None:
+            live.stop()
+
+
+def _finish(
+    client: KubeClient, kind: str, name: str, namespace: str, wait: bool, timeout: float, output: str, files: tuple
+) -> None:
+    if not wait:
+        return
+    print(f"waiting up to {human_wait(timeout)} for {kind.lower()} {name} ...", file=sys.stderr)
+    with cluster_errors():
+        report, finished = wait_for(client, kind, name, namespace, timeout)
+        report = fetch_report(client, kind, name, namespace)  # with node layout for the final render
+    code = emit(report, output, *files)
+    if not finished:
+        print(
+            f"timed out after {human_wait(timeout)}; the run keeps going. Watch it: kubectl get {kind.lower()}s -n {namespace} -w; "
+            f"report again: nvcrectl {kind.lower()} report {name} -n {namespace}; stop it: nvcrectl certification cleanup {name} -n {namespace}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(EXIT_STILL_RUNNING)
+    if code:
+        raise typer.Exit(code)
+
+
+def _check_files_need_wait(wait: bool, files: tuple) -> None:
+    if not wait and any(f is not None for f in files):
+        raise UserError("--results-file, --junit-file and --html-file need --wait (there is no result to write yet)")
+
+
+# ---------------------------------------------------------------- commands
+
+
+@certification_app.command("run")
+def certification_run(
+    category: list[str] = typer.Option([], "--category", "-c", help="DOMAIN/VARIANT to certify; repeat for several."),
+    cert_file: Optional[Path] = typer.Option(None, "--cert-file", "-f", help="A Certification manifest (YAML)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Certification name (default nvcrectl-<timestamp>)."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Run namespace (default: a new one named like the run)."),
+    test_scale: Optional[str] = typer.Option(None, "--test-scale", help="With --category: intra-node, intra-rack, full-scale or diagnose."),
+    wait: bool = typer.Option(False, "--wait", help="Show live progress, then the report."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="With --wait: how long to wait (e.g. 45m). Default: from the categories' budgets."),
+    output: str = OutputOpt,
+    results_file: Optional[Path] = ResultsFileOpt,
+    junit_file: Optional[Path] = JunitFileOpt,
+    html_file: Optional[Path] = HtmlFileOpt,
+    release: str = typer.Option(DEFAULT_RELEASE, "--release", help="Helm release of nvcre (for the run-access RoleBinding)."),
+    controller_namespace: str = typer.Option(DEFAULT_CONTROLLER_NAMESPACE, "--controller-namespace", help="Namespace nvcre runs in."),
+    kubeconfig: Optional[str] = KubeconfigOpt,
+    context: Optional[str] = ContextOpt,
+) -> None:
+    """Create a Certification in a fresh namespace; with --wait, watch it and print its report."""
+    files = (results_file, junit_file, html_file)
+    if bool(category) == bool(cert_file):
+        raise UserError("give either --category (one or more) or --cert-file, not both and not neither")
+    check_output_format(output)
+    _check_files_need_wait(wait, files)
+    if cert_file is not None:
+        from nvcre.api.load import load_file
+
+        if test_scale:
+            raise UserError("--test-scale goes with --category; in a --cert-file set spec.testScale instead")
+        objects = [o for o in load_file(cert_file) if getattr(o, "kind", None) == "Certification"]
+        if len(objects) != 1:
+            raise UserError(f"{cert_file}: expected exactly one Certification, found {len(objects)}")
+        cert = objects[0].model_dump(by_alias=True, exclude_none=True, mode="json")
+        cert.pop("status", None)
+    else:
+        pairs = parse_categories(category)
+        spec: dict = {
+            "target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+            "categories": [{"domain": d, "variant": v} for d, v in pairs],
+        }
+        if test_scale:
+            spec["testScale"] = test_scale
+        cert = {"apiVersion": API_GROUP_VERSION, "kind": "Certification", "metadata": {"name": name or run_name()}, "spec": spec}
+        from nvcre.api.load import parse_object
+
+        parse_object(cert, source="--category")  # the same validation a manifest gets
+    wait_seconds = (parse_timeout(timeout) if timeout else derived_timeout(cert["spec"])) if wait else 0.0
+    if name:
+        cert["metadata"]["name"] = name
+    cname = cert["metadata"].get("name") or run_name()
+    cert["metadata"]["name"] = cname
+    # a manifest's own namespace is kept; otherwise the run gets a fresh one
+    ns = namespace or cert["metadata"].get("namespace") or (cname if cname.startswith("nvcrectl-") else run_name())
+    cert["metadata"]["namespace"] = ns
+    cert["metadata"].setdefault("labels", {})[MANAGED_BY] = "nvcrectl"
+
+    with cluster_errors():
+        client = connect(kubeconfig, context)
+        created = _ensure_namespace(client, ns, cname)
+        print(f"namespace/{ns} {'created' if created else 'exists'}")
+        note = _grant_run_access(client, ns, release, controller_namespace)
+        if note:
+            print(note, file=sys.stderr)
+        _create(client, cert, ns)
+    print(f"certification.nvcre.nvidia.com/{cname} created in namespace {ns}")
+    print(f"  watch:  kubectl get certifications -n {ns} -w")
+    print(f"  report: nvcrectl certification report {cname} -n {ns}")
+    sys.stdout.flush()
+    _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files)
+
+
+@workloadrun_app.command("run")
+def workloadrun_run(
+    file: Path = typer.Argument(..., help="A WorkloadRun manifest (YAML)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Override metadata.name."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Run namespace (default: a new nvcrectl-<timestamp>)."),
+    wait: bool = typer.Option(False, "--wait", help="Show live progress, then the report."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="With --wait: how long to wait. Default: from timeoutPerJob."),
+    output: str = OutputOpt,
+    results_file: Optional[Path] = ResultsFileOpt,
+    junit_file: Optional[Path] = JunitFileOpt,
+    html_file: Optional[Path] = HtmlFileOpt,
+    release: str = typer.Option(DEFAULT_RELEASE, "--release", help="Helm release of nvcre."),
+    controller_namespace: str = typer.Option(DEFAULT_CONTROLLER_NAMESPACE, "--controller-namespace", help="Namespace nvcre runs in."),
+    kubeconfig: Optional[str] = KubeconfigOpt,
+    context: Optional[str] = ContextOpt,
+) -> None:
+    """Create a WorkloadRun (an ad-hoc workload without the catalog); with --wait, watch it and print its report."""
+    from nvcre.api.common import parse_duration
+    from nvcre.api.load import load_file
+
+    files = (results_file, junit_file, html_file)
+    check_output_format(output)
+    _check_files_need_wait(wait, files)
+    objects = [o for o in load_file(file) if getattr(o, "kind", None) == "WorkloadRun"]
+    if len(objects) != 1:
+        raise UserError(f"{file}: expected exactly one WorkloadRun, found {len(objects)}")
+    run = objects[0].model_dump(by_alias=True, exclude_none=True, mode="json")
+    run.pop("status", None)
+    if name:
+        run["metadata"]["name"] = name
+    if not run["metadata"].get("name"):
+        run["metadata"]["name"] = run_name()
+    orch = run["spec"].get("orchestration") or {}
+    budget = parse_duration(orch.get("timeoutPerJob") or "1h") * int(orch.get("repeatCount") or 1)
+    wait_seconds = (parse_timeout(timeout) if timeout else max(MIN_DERIVED_TIMEOUT, budget * TIMEOUT_FACTOR)) if wait else 0.0
+    ns = namespace or run["metadata"].get("namespace") or run_name()
+    run["metadata"]["namespace"] = ns
+    with cluster_errors():
+        client = connect(kubeconfig, context)
+        created = _ensure_namespace(client, ns, run["metadata"]["name"])
+        print(f"namespace/{ns} {'created' if created else 'exists'}")
+        note = _grant_run_access(client, ns, release, controller_namespace)
+        if note:
+            print(note, file=sys.stderr)
+        _create(client, run, ns)
+    rname = run["metadata"]["name"]
+    print(f"workloadrun.nvcre.nvidia.com/{rname} created in namespace {ns}")
+    print(f"  watch:  kubectl get workloadruns -n {ns} -w")
+    print(f"  report: nvcrectl workloadrun report {rname} -n {ns}")
+    sys.stdout.flush()
+    _finish(client, "WorkloadRun", rname, ns, wait, wait_seconds, output, files)
+
+
+@certification_app.command("cleanup")
+def certification_cleanup(
+    name: str = typer.Argument(..., help="The Certification to remove."),
+    namespace: str = typer.Option("default", "--namespace", "-n", help="Its namespace."),
+    keep_namespace: bool = typer.Option(False, "--keep-namespace", help="Keep the run namespace even if nvcrectl created it."),
+    timeout: str = typer.Option("2m", "--timeout", help="How long to wait for the deletion to finish."),
+    kubeconfig: Optional[str] = KubeconfigOpt,
+    context: Optional[str] = ContextOpt,
+) -> None:
+    """Delete a Certification and what it created (Workflows, Jobs, workloads), and the
+    namespace `certification run` made for it."""
+    wait_seconds = parse_timeout(timeout)
+    with cluster_errors():
+        client = connect(kubeconfig, context)
+        cert = client.get(API_GROUP_VERSION, "Certification", name, namespace)
+        if cert is None:
+            raise UserError(not_found_message(client, "Certification", name, namespace))
+        client.delete(API_GROUP_VERSION, "Certification", name, namespace, propagation="Foreground")
+        print(f"certification.nvcre.nvidia.com/{name} deleted (its Workflows, Jobs and workloads go with it)")
+        ns = client.get("v1", "Namespace", namespace) or {}
+        labels = (ns.get("metadata") or {}).get("labels") or {}
+        ours = labels.get(MANAGED_BY) == "nvcrectl" and labels.get(RUN_LABEL) == name
+        deadline = time.monotonic() + wait_seconds
+        while client.get(API_GROUP_VERSION, "Certification", name, namespace) is not None:
+            if time.monotonic() > deadline:
+                raise UserError(
+                    f"certification {name!r} is still being deleted after {timeout}; check its finalizers: "
+                    f"kubectl get certification {name} -n {namespace} -o yaml",
+                    exit_code=1,
+                )
+            time.sleep(0.5)
+        if ours and not keep_namespace:
+            client.delete("v1", "Namespace", namespace)
+            print(f"namespace/{namespace} deleted (nvcrectl created it for this run)")
+        elif ours:
+            print(f"namespace/{namespace} kept (--keep-namespace)")

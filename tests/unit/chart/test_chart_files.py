@@ -1,0 +1,47 @@
+"""The chart's own files, checked without helm (tests/integration/test_chart.py renders it)."""
+
+from __future__ import annotations
+
+import yaml
+
+NODE_WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection", "*"}
+
+
+def test_chart_metadata(repo_root):
+    chart = yaml.safe_load((repo_root / "charts/nvcre/Chart.yaml").read_text())
+    assert chart["apiVersion"] == "v2" and chart["name"] == "nvcre"
+    from nvcre import __version__
+
+    assert chart["appVersion"] == __version__  # the image tag defaults to it
+
+
+def test_values_have_the_documented_switches(repo_root):
+    values = yaml.safe_load((repo_root / "charts/nvcre/values.yaml").read_text())
+    assert values["rbac"]["scope"] == "cluster"
+    assert values["rbac"]["runNamespaces"] == []
+    assert values["serviceMonitor"]["enabled"] is False
+    assert values["metrics"]["enabled"] is True and values["metrics"]["service"]["port"]
+    assert values["image"]["repository"]
+
+
+def test_rbac_template_never_grants_node_writes(repo_root):
+    """Every rule naming nodes reads only (the rendered RBAC is also checked by can-i)."""
+    text = (repo_root / "charts/nvcre/templates/rbac.yaml").read_text()
+    for doc in text.split("\n---"):
+        body = "\n".join(line for line in doc.splitlines() if "{{" not in line)
+        parsed = yaml.safe_load(body) or {}
+        for rule in parsed.get("rules") or []:
+            if "nodes" in rule.get("resources", []) or "*" in rule.get("resources", []):
+                assert not NODE_WRITE_VERBS & set(rule["verbs"]), rule
+
+
+def test_crds_are_the_generated_ones(repo_root):
+    names = sorted(p.name for p in (repo_root / "charts/nvcre/crds").glob("*.yaml"))
+    assert "certifications.nvcre.nvidia.com.yaml" in names
+    assert "workloadruns.nvcre.nvidia.com.yaml" in names
+
+
+def test_dockerfile_runs_nvcrectl(repo_root):
+    text = (repo_root / "Dockerfile").read_text()
+    assert text.startswith("# ") and "FROM python:3.11-slim" in text
+    assert 'ENTRYPOINT ["nvcrectl"]' in text and 'CMD ["controller", "run"]' in text
