@@ -90,9 +90,9 @@ def main() -> None:
     )
     with_user, _ = timed(user, changed)
     print(f"node-health CEL, {NODES} nodes, {len(default_detectors())} default detectors ({fired} findings)")
-    print(f"  cold pass:              {cold:.3f} s  ({cold / BUDGET_S:.2f} of the {BUDGET_S} s budget)")
-    print(f"  warm pass (cached):     {warm:.3f} s  ({warm / BUDGET_S:.2f} of budget)")
-    print(f"  cold + 1 user detector: {with_user:.3f} s  ({with_user / BUDGET_S:.2f} of budget)")
+    print(f"  cold pass:              {cold:.3f} s  ({cold / BUDGET_S:.0%} of the {BUDGET_S} s budget)")
+    print(f"  warm pass (cached):     {warm:.3f} s  ({warm / BUDGET_S:.0%} of budget)")
+    print(f"  cold + 1 user detector: {with_user:.3f} s  ({with_user / BUDGET_S:.0%} of budget)")
     print(f"  per node (cold):        {cold / NODES * 1e6:.1f} us")
 
 
