@@ -19,6 +19,7 @@ import yaml
 from nvcre.catalog.template import CatalogError
 
 CATALOG_DIR = Path(__file__).resolve().parent
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: parsing is ~10x faster
 
 ENTRY_KEYS = {
     "summary", "tags", "launch", "op", "image", "mpi", "command", "args", "env", "tolerations",
@@ -103,7 +104,7 @@ class Catalog:
 
 def _read(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text())
+        return yaml.load(path.read_text(), Loader=_Loader)
     except yaml.YAMLError as err:
         raise CatalogError(f"{path.relative_to(CATALOG_DIR)}: not valid YAML: {err}") from err
 

@@ -1,0 +1,72 @@
+"""Benchmark: resolve and render the whole catalog for a 4096-node target.
+
+Prints the figures the issue budgets: rendering every category for 4096 nodes
+(target < 1 s) and resolving one category (target < 20 ms), for both adapters.
+Multi-node categories render one full-scale job over all nodes; per-node categories
+(loopback, NVSwitch loopback, DCGM) render one job per node, as the controller would.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from nvcre.catalog.data import load_catalog
+from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.planning.partition import plan_groups
+
+NODES = [f"gpu-node-{i:04d}" for i in range(4096)]
+KEYPAIR = ("bench-private", "bench-public")  # key generation is measured separately below
+PLATFORM, ARCH = "aws", "gb200"
+
+
+def resolve_all():
+    out = []
+    for entry in load_catalog().sorted_entries():
+        out.append(resolve_category({"domain": entry.domain, "variant": entry.variant}, None, platform=PLATFORM, gpu_arch=ARCH))
+    return out
+
+
+def render_all(adapter: str) -> tuple[int, int]:
+    objects = jobs = 0
+    for r in resolve_all():
+        size = r.nodes_per_job or r.valid_node_count(len(NODES))
+        plan = plan_groups(r.test_scale if r.test_scale != "diagnose" else "full-scale", NODES, nodes_per_job=size)
+        for group in plan.groups:
+            objects += len(render_workload(r, name=f"bench-{r.variant}-{group.name}", namespace="bench",
+                                           nodes=list(group.nodes), adapter=adapter, job=group.name, group=group.name,
+                                           ssh_keypair=KEYPAIR))
+            jobs += 1
+    return objects, jobs
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times)
+
+
+def main() -> None:
+    start = time.perf_counter()
+    load_catalog()
+    print(f"catalog parse (first use, cached after): {1000 * (time.perf_counter() - start):.1f} ms")
+    one = lambda: resolve_category({"domain": "training", "variant": "nemotron5-8b"}, None, platform=PLATFORM, gpu_arch=ARCH)  # noqa: E731
+    best, median = best_of(one, 200)
+    print(f"resolve one category (training/nemotron5-8b, {PLATFORM}/{ARCH}): best {1000 * best:.2f} ms, "
+          f"median {1000 * median:.2f} ms (budget 20 ms, ratio {median / 0.020:.3f})")
+    for adapter in ("native", "trainjob"):
+        counts = render_all(adapter)
+        best, median = best_of(lambda: render_all(adapter), 3)
+        print(f"render whole catalog for 4096 nodes ({adapter}): {counts[1]} jobs, {counts[0]} objects, "
+              f"best {best:.3f} s, median {median:.3f} s (budget 1 s, ratio {median / 1.0:.2f})")
+    from nvcre.workloads.mpi import generate_keypair
+
+    best, median = best_of(generate_keypair, 200)
+    print(f"ssh key pair per MPI job (native): median {1000 * median:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
