@@ -1,0 +1,733 @@
+"""The fake kubelet: ONE asyncio process that is the kubelet of every simulated node.
+
+It registers the fleet's Nodes (and DRA ResourceSlices), keeps them Ready with node
+Leases in ``kube-node-lease`` renewed every 10 s plus a periodic Ready heartbeat in
+the node status, watches pods bound to its nodes and runs them (``podrunner.py``),
+serves the kubelet API over HTTPS for container logs (``logs.py``), and applies the
+effects of faults: a GPU that falls off the bus turns the node's ``GpuHealthy``
+condition False (as a GPU health agent reports it) and lowers allocatable GPUs.
+
+Run as ``python -m nvcre.sim.kubelet CONFIG.json`` (``nvcrectl sim up`` and the
+``fleet`` pytest fixture do that); see :class:`KubeletConfig`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from nvcre.sim.apiclient import ApiClient, ApiError, load_kubeconfig
+from nvcre.sim.emulators.base import Effect, GroupHost, PodView, RunContext
+from nvcre.sim.fabric import FabricModel
+from nvcre.sim.faults import FaultModel, Scenario, parse_fault_flag, parse_scenario
+from nvcre.sim.fleet import (
+    FLEET_LABEL,
+    GPU_HEALTH_CONDITION,
+    Fleet,
+    FleetSpec,
+    build_fleet,
+    resource_slice,
+)
+from nvcre.sim.logs import LogStore, make_app, server_ssl
+from nvcre.sim.platforms import is_rdma_resource
+from nvcre.sim.podrunner import PodRunner, now_str
+
+log = logging.getLogger("nvcre.sim.kubelet")
+
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_DURATION_S = 40
+LEASE_RENEW_S = 10.0
+STATUS_HEARTBEAT_S = 60.0
+GROUND_TRUTH_NAMESPACE = "nvcre-sim"
+MPI_WAIT_S = 1200.0  # how long a launcher waits for its workers (simulated seconds)
+
+
+@dataclass
+class KubeletConfig:
+    """Everything the kubelet process needs, written as JSON by whoever starts it."""
+
+    kubeconfig: str
+    state_dir: str
+    nodes: int = 16
+    platform: str = "aws"
+    gpu: str = "h100"
+    racks: int = 2
+    dra: bool = False
+    name_prefix: str = "gpu-node"
+    fleet_name: str = "sim"
+    time_scale: float = 60.0
+    scenario: dict[str, Any] = field(default_factory=dict)
+    faults: list[str] = field(default_factory=list)  # --fault flags
+    port: int = 0
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    client_ca: str | None = None
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def read(cls, path: Path) -> KubeletConfig:
+        return cls(**json.loads(path.read_text()))
+
+    def scenario_model(self) -> Scenario:
+        return parse_scenario(self.scenario or {}, source="scenario")
+
+    def fault_model(self) -> FaultModel:
+        extra = tuple(parse_fault_flag(text) for text in self.faults)
+        return FaultModel.from_scenario(self.scenario_model(), extra)
+
+
+def _micro_time() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def expand_k8s(text: str, env: dict[str, str]) -> str:
+    """Kubernetes ``$(VAR)`` expansion in command, args and env values (``$$`` escapes)."""
+
+    def sub(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1)
+        return env.get(name, match.group(0))
+
+    return _K8S_VAR.sub(sub, text)
+
+
+def _requests(container: dict[str, Any]) -> dict[str, str]:
+    resources = container.get("resources") or {}
+    merged = dict(resources.get("requests") or {})
+    merged.update(resources.get("limits") or {})
+    return merged
+
+
+def pod_requests_rdma(pod: dict[str, Any]) -> bool:
+    """Whether a pod gets RDMA NICs: an RDMA extended resource or /dev/infiniband mounted."""
+    spec = pod.get("spec", {})
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if any(is_rdma_resource(name) for name in _requests(c)):
+            return True
+    for volume in spec.get("volumes") or []:
+        if (volume.get("hostPath") or {}).get("path", "").startswith("/dev/infiniband"):
+            return True
+    return bool(spec.get("resourceClaims"))
+
+
+def pod_gpus(pod: dict[str, Any]) -> int:
+    total = 0
+    for c in pod.get("spec", {}).get("containers") or []:
+        value = _requests(c).get("nvidia.com/gpu")
+        if value and str(value).isdigit():
+            total += int(value)
+    return total
+
+
+class Kubelet:
+    """The kubelet of a whole simulated fleet."""
+
+    def __init__(self, config: KubeletConfig):
+        self.config = config
+        self.time_scale = max(config.time_scale, 1e-6)
+        self.faults = config.fault_model()
+        self.fabric = FabricModel(self.faults)
+        self.logs = LogStore()
+        self.fleet: Fleet | None = None
+        self.facts: dict[str, Any] = {}
+        self.node_uids: dict[str, str] = {}
+        self.node_conditions: dict[str, list[dict[str, Any]]] = {}
+        self.node_allocatable: dict[str, dict[str, str]] = {}
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.runners: dict[str, PodRunner] = {}
+        self.checkpoints: dict[str, int] = {}
+        self.off_bus: set[str] = set()
+        self.groups: dict[str, set[str]] = {}
+        self.serial = 0
+        self.tasks: list[asyncio.Task] = []
+        self.api: ApiClient = None  # type: ignore[assignment]
+        self.registered_s: float | None = None
+        self.port = config.port
+        self._runner_site: web.AppRunner | None = None
+        self.lease_failures = 0
+
+    # --- startup ---------------------------------------------------------------------
+    async def start(self) -> None:
+        state_dir = Path(self.config.state_dir)
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.api = ApiClient(load_kubeconfig(self.config.kubeconfig))
+        await self._serve()
+        spec = FleetSpec(
+            nodes=self.config.nodes, platform=self.config.platform, gpu=self.config.gpu, racks=self.config.racks,
+            dra=self.config.dra, name_prefix=self.config.name_prefix, fleet_name=self.config.fleet_name,
+            kubelet_port=self.port,
+        )
+        self.fleet = build_fleet(spec, self.faults)
+        self.facts = self.fleet.facts
+        version = await self.api.get("/version", ok_missing=True)
+        if version and version.get("gitVersion"):
+            for node in self.fleet.nodes:
+                node["status"]["nodeInfo"]["kubeletVersion"] = version["gitVersion"]
+        begin = time.monotonic()
+        await self._register_nodes()
+        await self._register_leases()
+        if self.fleet.resource_slices:
+            await self._register_slices()
+        self.registered_s = time.monotonic() - begin
+        await self._publish_ground_truth(state_dir)
+        self.tasks = [
+            asyncio.create_task(self._lease_loop()),
+            asyncio.create_task(self._status_loop()),
+            asyncio.create_task(self._watch_pods()),
+        ]
+        for fault in self.faults.off_bus_faults():
+            if fault.after_seconds is not None:
+                self.tasks.append(asyncio.create_task(self._timed_off_bus(fault.node, fault.gpu, fault.after_seconds)))
+        (state_dir / "kubelet.json").write_text(json.dumps({
+            "pid": os.getpid(), "port": self.port, "nodes": self.fleet.names, "fleet": self.config.fleet_name,
+            "registeredSeconds": round(self.registered_s, 3), "timeScale": self.time_scale,
+        }, indent=2))
+        log.info("registered %d nodes in %.2fs; kubelet API on 127.0.0.1:%d",
+                 len(self.fleet.names), self.registered_s, self.port)
+
+    async def _serve(self) -> None:
+        app = make_app(self.logs, self._describe)
+        self._runner_site = web.AppRunner(app, access_log=None)
+        await self._runner_site.setup()
+        ssl_context = None
+        if self.config.tls_cert and self.config.tls_key:
+            ssl_context = server_ssl(self.config.tls_cert, self.config.tls_key, self.config.client_ca)
+        site = web.TCPSite(self._runner_site, "127.0.0.1", self.config.port, ssl_context=ssl_context)
+        await site.start()
+        server = site._server  # the bound socket, to learn the port when 0 was asked
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _bounded(self, coros: list, limit: int = 48) -> list:
+        semaphore = asyncio.Semaphore(limit)
+
+        async def one(coro):
+            async with semaphore:
+                return await coro
+
+        return await asyncio.gather(*(one(c) for c in coros))
+
+    async def _register_nodes(self) -> None:
+        assert self.fleet is not None
+
+        async def register(node: dict[str, Any]) -> None:
+            name = node["metadata"]["name"]
+            try:
+                created = await self.api.post("/api/v1/nodes", node)
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+                created = await self.api.merge_patch(
+                    f"/api/v1/nodes/{name}",
+                    {"metadata": {"labels": node["metadata"]["labels"], "annotations": node["metadata"]["annotations"]},
+                     "spec": node["spec"]},
+                )
+            self.node_uids[name] = created["metadata"]["uid"]
+            self.node_conditions[name] = node["status"]["conditions"]
+            self.node_allocatable[name] = dict(node["status"]["allocatable"])
+            if not (created.get("status") or {}).get("conditions") or exc_status_needed(created, node):
+                await self.api.merge_patch(f"/api/v1/nodes/{name}/status", {"status": node["status"]})
+
+        def exc_status_needed(created: dict[str, Any], node: dict[str, Any]) -> bool:
+            have = (created.get("status") or {}).get("allocatable") or {}
+            return have != node["status"]["allocatable"]
+
+        await self._bounded([register(n) for n in self.fleet.nodes])
+
+    async def _register_leases(self) -> None:
+        assert self.fleet is not None
+
+        async def lease(name: str) -> None:
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": name, "namespace": LEASE_NAMESPACE,
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
+                                                  "uid": self.node_uids[name]}]},
+                "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_S,
+                         "renewTime": _micro_time()},
+            }
+            path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
+            try:
+                await self.api.post(path, body)
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+                await self.api.merge_patch(f"{path}/{name}", {"metadata": {"ownerReferences": body["metadata"]["ownerReferences"]},
+                                                              "spec": body["spec"]})
+
+        await self._bounded([lease(n) for n in self.fleet.names])
+
+    async def _register_slices(self) -> None:
+        assert self.fleet is not None
+        group = await self.api.get("/apis/resource.k8s.io", ok_missing=True)
+        if not group:
+            log.warning("resource.k8s.io is not served: DRA ResourceSlices not created")
+            return
+        version = group["preferredVersion"]["groupVersion"]
+
+        async def create(fact) -> None:
+            body = resource_slice(fact, self.config.fleet_name, version)
+            body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": fact.name,
+                                                    "uid": self.node_uids[fact.name]}]
+            try:
+                await self.api.post(f"/apis/{version}/resourceslices", body)
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+
+        await self._bounded([create(f) for f in self.facts.values()])
+
+    async def _publish_ground_truth(self, state_dir: Path) -> None:
+        assert self.fleet is not None
+        truth = self.faults.ground_truth(self.fleet.names)
+        truth["fleet"] = {"name": self.config.fleet_name, "nodes": len(self.fleet.names),
+                          "platform": self.config.platform, "gpu": self.config.gpu, "racks": self.config.racks}
+        (state_dir / "ground-truth.json").write_text(json.dumps(truth, indent=2))
+        try:
+            await self.api.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                        "metadata": {"name": GROUND_TRUTH_NAMESPACE}})
+        except ApiError as exc:
+            if exc.status != 409:
+                log.warning("ground truth namespace: %s", exc)
+                return
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": f"ground-truth-{self.config.fleet_name}", "namespace": GROUND_TRUTH_NAMESPACE,
+                             "labels": {FLEET_LABEL: self.config.fleet_name}},
+                "data": {"ground-truth.json": json.dumps(truth, indent=2)}}
+        path = f"/api/v1/namespaces/{GROUND_TRUTH_NAMESPACE}/configmaps"
+        try:
+            await self.api.post(path, body)
+        except ApiError as exc:
+            if exc.status == 409:
+                await self.api.merge_patch(f"{path}/{body['metadata']['name']}", {"data": body["data"]})
+            else:
+                log.warning("ground truth ConfigMap: %s", exc)
+
+    # --- heartbeats ------------------------------------------------------------------
+    async def _lease_loop(self) -> None:
+        assert self.fleet is not None
+        names = self.fleet.names
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
+        loop = asyncio.get_running_loop()
+        gap = LEASE_RENEW_S / max(1, len(names))
+        while True:
+            begin = loop.time()
+            for index, name in enumerate(names):
+                due = begin + index * gap
+                delay = due - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                asyncio.create_task(self._renew(f"{path}/{name}"))
+            delay = begin + LEASE_RENEW_S - loop.time()
+            await asyncio.sleep(max(0.0, delay))
+
+    async def _renew(self, path: str) -> None:
+        try:
+            await self.api.merge_patch(path, {"spec": {"renewTime": _micro_time()}})
+            self.lease_failures = 0
+        except Exception as exc:
+            self.lease_failures += 1
+            if self.lease_failures in (1, 10) or self.lease_failures % 1000 == 0:
+                log.warning("lease renewal %s failed (%d in a row): %s", path, self.lease_failures, exc)
+
+    async def _status_loop(self) -> None:
+        assert self.fleet is not None
+        while True:
+            await asyncio.sleep(STATUS_HEARTBEAT_S)
+            now = now_str()
+            for name in self.fleet.names:
+                for cond in self.node_conditions[name]:
+                    cond["lastHeartbeatTime"] = now
+            await self._bounded([self._push_node(n) for n in self.fleet.names], limit=8)
+
+    async def _push_node(self, name: str) -> None:
+        body = {"status": {"conditions": self.node_conditions[name], "allocatable": self.node_allocatable[name]}}
+        try:
+            await self.api.merge_patch(f"/api/v1/nodes/{name}/status", body)
+        except Exception as exc:
+            log.warning("node status %s not written: %s", name, exc)
+
+    # --- pods ------------------------------------------------------------------------
+    async def _watch_pods(self) -> None:
+        resource_version = ""
+        while True:
+            try:
+                if not resource_version:
+                    listing = await self.api.get("/api/v1/pods")
+                    resource_version = listing["metadata"]["resourceVersion"]
+                    seen = set()
+                    for pod in listing.get("items", []):
+                        seen.add(pod["metadata"]["uid"])
+                        await self._on_pod("ADDED", pod)
+                    for uid in [u for u in self.pods if u not in seen]:
+                        await self._on_pod("DELETED", self.pods[uid])
+                async for event in self.api.watch("/api/v1/pods", resource_version):
+                    kind, obj = event.get("type"), event.get("object", {})
+                    if kind == "ERROR":
+                        resource_version = ""
+                        break
+                    resource_version = obj.get("metadata", {}).get("resourceVersion", resource_version)
+                    if kind != "BOOKMARK":
+                        await self._on_pod(kind, obj)
+            except asyncio.CancelledError:
+                raise
+            except ApiError as exc:
+                if exc.status == 410:
+                    resource_version = ""
+                log.warning("pod watch: %s", exc)
+                await asyncio.sleep(0.5)
+            except Exception as exc:
+                log.warning("pod watch restarts: %s", exc)
+                await asyncio.sleep(2.0)
+
+    async def _on_pod(self, kind: str, pod: dict[str, Any]) -> None:
+        meta = pod.get("metadata", {})
+        uid = meta.get("uid")
+        if not uid:
+            return
+        if kind == "DELETED":
+            self.pods.pop(uid, None)
+            runner = self.runners.pop(uid, None)
+            if runner is not None:
+                for c in runner.init + runner.main:
+                    c.stop.set()
+                asyncio.get_running_loop().call_later(30, self.logs.forget, runner.ns, runner.name)
+            return
+        self.pods[uid] = pod
+        node = pod.get("spec", {}).get("nodeName")
+        if node not in self.facts:
+            return
+        runner = self.runners.get(uid)
+        if meta.get("deletionTimestamp"):
+            if runner is None:
+                runner = PodRunner(self, pod, self._next_serial())
+                self.runners[uid] = runner
+            asyncio.create_task(runner.terminate())
+            return
+        if runner is None:
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return
+            runner = PodRunner(self, pod, self._next_serial())
+            self.runners[uid] = runner
+            runner.start()
+        else:
+            runner.pod = pod
+
+    def _next_serial(self) -> int:
+        self.serial += 1
+        return self.serial
+
+    def _describe(self, ns: str, pod: str, container: str) -> str | None:
+        for runner in self.runners.values():
+            if runner.ns == ns and runner.name == pod:
+                for c in runner.init + runner.main:
+                    if c.name == container:
+                        waiting = c.state.get("waiting", {})
+                        return f'container "{container}" in pod "{pod}" is waiting to start: {waiting.get("reason", "ContainerCreating")}'
+        return None
+
+    # --- what a container sees -------------------------------------------------------
+    async def fetch_files(self, pod: dict[str, Any]) -> dict[str, str]:
+        """Files from ConfigMap/Secret volumes, by the path each container mounts them at."""
+        ns = pod["metadata"]["namespace"]
+        volumes: dict[str, dict[str, str]] = {}
+        for volume in pod["spec"].get("volumes") or []:
+            sources = []
+            if "configMap" in volume:
+                sources.append(("configmaps", volume["configMap"]))
+            if "secret" in volume:
+                sources.append(("secrets", {**volume["secret"], "name": volume["secret"].get("secretName")}))
+            for projected in (volume.get("projected") or {}).get("sources") or []:
+                if "configMap" in projected:
+                    sources.append(("configmaps", projected["configMap"]))
+                if "secret" in projected:
+                    sources.append(("secrets", projected["secret"]))
+            files: dict[str, str] = {}
+            for kind, ref in sources:
+                obj = await self.api.get(f"/api/v1/namespaces/{ns}/{kind}/{ref.get('name')}", ok_missing=True)
+                if not obj:
+                    continue
+                data = dict(obj.get("data") or {})
+                if kind == "secrets":
+                    data = {k: base64.b64decode(v).decode(errors="replace") for k, v in data.items()}
+                items = ref.get("items")
+                if items:
+                    for item in items:
+                        if item.get("key") in data:
+                            files[item.get("path", item["key"])] = data[item["key"]]
+                else:
+                    files.update(data)
+            volumes[volume["name"]] = files
+        out: dict[str, str] = {}
+        for c in (pod["spec"].get("containers") or []) + (pod["spec"].get("initContainers") or []):
+            for mount in c.get("volumeMounts") or []:
+                files = volumes.get(mount.get("name"), {})
+                base = mount["mountPath"].rstrip("/")
+                sub = mount.get("subPath")
+                for key, text in files.items():
+                    if sub:
+                        if key == sub:
+                            out[base] = text
+                    else:
+                        out[f"{base}/{key}"] = text
+        return out
+
+    async def _env(self, pod: dict[str, Any], container: dict[str, Any], ip: str) -> dict[str, str]:
+        meta, spec = pod["metadata"], pod["spec"]
+        ns = meta["namespace"]
+        env: dict[str, str] = {"HOSTNAME": spec.get("hostname") or meta["name"]}
+
+        async def fetch(kind: str, name: str) -> dict[str, str]:
+            obj = await self.api.get(f"/api/v1/namespaces/{ns}/{kind}/{name}", ok_missing=True) or {}
+            data = dict(obj.get("data") or {})
+            if kind == "secrets":
+                data = {k: base64.b64decode(v).decode(errors="replace") for k, v in data.items()}
+            return data
+
+        for source in container.get("envFrom") or []:
+            prefix = source.get("prefix", "")
+            if "configMapRef" in source:
+                data = await fetch("configmaps", source["configMapRef"]["name"])
+            elif "secretRef" in source:
+                data = await fetch("secrets", source["secretRef"]["name"])
+            else:
+                data = {}
+            env.update({prefix + k: v for k, v in data.items()})
+        for item in container.get("env") or []:
+            name = item["name"]
+            if "value" in item:
+                env[name] = expand_k8s(str(item["value"]), env)
+                continue
+            ref = item.get("valueFrom") or {}
+            if "fieldRef" in ref:
+                env[name] = self._field(pod, ref["fieldRef"].get("fieldPath", ""), ip)
+            elif "configMapKeyRef" in ref:
+                env[name] = (await fetch("configmaps", ref["configMapKeyRef"]["name"])).get(ref["configMapKeyRef"]["key"], "")
+            elif "secretKeyRef" in ref:
+                env[name] = (await fetch("secrets", ref["secretKeyRef"]["name"])).get(ref["secretKeyRef"]["key"], "")
+            elif "resourceFieldRef" in ref:
+                env[name] = str(_requests(container).get(ref["resourceFieldRef"].get("resource", "").split(".", 1)[-1], ""))
+            else:
+                env[name] = ""
+        return env
+
+    @staticmethod
+    def _field(pod: dict[str, Any], path: str, ip: str) -> str:
+        meta, spec = pod["metadata"], pod["spec"]
+        simple = {
+            "metadata.name": meta.get("name", ""),
+            "metadata.namespace": meta.get("namespace", ""),
+            "metadata.uid": meta.get("uid", ""),
+            "spec.nodeName": spec.get("nodeName", ""),
+            "spec.serviceAccountName": spec.get("serviceAccountName", ""),
+            "status.podIP": ip,
+            "status.hostIP": "127.0.0.1",
+        }
+        if path in simple:
+            return simple[path]
+        match = re.match(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
+        if match:
+            return (meta.get(match.group(1)) or {}).get(match.group(2), "")
+        return ""
+
+    async def make_context(self, runner: PodRunner, c) -> RunContext:
+        pod = runner.pod
+        env = await self._env(pod, c.spec, runner.ip)
+        command = [expand_k8s(str(t), env) for t in c.spec.get("command") or []]
+        args = [expand_k8s(str(t), env) for t in c.spec.get("args") or []]
+        view = PodView(
+            name=runner.name,
+            namespace=runner.ns,
+            hostname=pod["spec"].get("hostname") or runner.name,
+            uid=f"{runner.ns}/{runner.name}",
+            restart_count=c.restart_count,
+            gpus_requested=pod_gpus(pod),
+            rdma_requested=pod_requests_rdma(pod),
+        )
+        return RunContext(
+            command=command,
+            args=args,
+            env=env,
+            pod=view,
+            node=runner.node,
+            faults=self.faults,
+            fabric=self.fabric,
+            seed=str(self.faults.seed),
+            start=datetime.now(timezone.utc),
+            time_scale=self.time_scale,
+            checkpoints=dict(self.checkpoints),
+            off_bus=frozenset(self.off_bus),
+            read_file=runner.files.get,
+            resolve_host=lambda name: self.resolve_host(runner.ns, name),
+        )
+
+    def resolve_host(self, namespace: str, name: str) -> GroupHost | None:
+        """The running fleet pod behind an MPI host name (hostname.subdomain[.ns...], pod name or IP)."""
+        labels = name.strip().split(".")
+        first = labels[0]
+        subdomain = labels[1] if len(labels) > 1 else None
+        ns = labels[2] if len(labels) > 2 and labels[2] not in ("svc", "cluster") else namespace
+        for runner in self.runners.values():
+            if runner.ns != ns or runner.deleting or not any(c.started for c in runner.main):
+                continue
+            spec = runner.pod["spec"]
+            by_host = spec.get("hostname") == first and (subdomain is None or spec.get("subdomain") == subdomain)
+            if by_host or runner.name == first or runner.ip == name:
+                hostname = spec.get("hostname") or runner.name
+                return GroupHost(name=name, hostname=hostname, node=runner.node,
+                                 rdma_requested=pod_requests_rdma(runner.pod))
+        return None
+
+    async def wait_for_hosts(self, launcher: PodRunner, hosts: list[str], ctx: RunContext) -> None:
+        """Like the launcher's ssh loop: wait (bounded) until every named host runs."""
+        deadline = asyncio.get_running_loop().time() + max(20.0, MPI_WAIT_S / self.time_scale)
+        while asyncio.get_running_loop().time() < deadline:
+            resolved = [self.resolve_host(launcher.ns, h) for h in hosts]
+            self._record_group(launcher, hosts)
+            if all(resolved):
+                return
+            await asyncio.sleep(0.2)
+
+    def _record_group(self, launcher: PodRunner, hosts: list[str]) -> None:
+        members = self.groups.setdefault(launcher.uid, set())
+        for host in hosts:
+            labels = host.split(".")
+            for runner in self.runners.values():
+                spec = runner.pod["spec"]
+                if runner.ns == launcher.ns and (spec.get("hostname") == labels[0] or runner.name == labels[0]):
+                    members.add(runner.uid)
+
+    def release_group(self, launcher: PodRunner, code: int) -> None:
+        """The launcher ended: its sshd workers stop (exit 0)."""
+        for uid in self.groups.pop(launcher.uid, set()):
+            runner = self.runners.get(uid)
+            if runner is not None and runner is not launcher:
+                runner.stop_sshd(code)
+
+    # --- effects of faults -----------------------------------------------------------
+    async def apply_effect(self, effect: Effect, runner: PodRunner | None = None) -> None:
+        if effect.kind == "checkpoint":
+            self.checkpoints[effect.key] = max(self.checkpoints.get(effect.key, 0), effect.value)
+        elif effect.kind == "gpu-off-bus":
+            await self.gpu_off_bus(effect.node, effect.gpu)
+
+    async def gpu_off_bus(self, node: str, gpu: int) -> None:
+        """XID 79 on ``node``: the health agent reports it and the GPU leaves allocatable."""
+        if node in self.off_bus or node not in self.facts:
+            return
+        self.off_bus.add(node)
+        fact = self.facts[node]
+        bus = fact.arch.pci_buses[gpu % len(fact.arch.pci_buses)]
+        now = now_str()
+        for cond in self.node_conditions[node]:
+            if cond["type"] == GPU_HEALTH_CONDITION:
+                cond.update({"status": "False", "reason": "GpuFellOffBus", "lastTransitionTime": now,
+                             "lastHeartbeatTime": now,
+                             "message": f"GPU {gpu} (PCI 0000:{bus}:00.0) has fallen off the bus: XID 79"})
+        allocatable = self.node_allocatable[node]
+        if "nvidia.com/gpu" in allocatable:
+            allocatable["nvidia.com/gpu"] = str(max(0, int(allocatable["nvidia.com/gpu"]) - 1))
+        await self._push_node(node)
+        log.info("%s: GPU %d fell off the bus", node, gpu)
+
+    async def _timed_off_bus(self, node: str, gpu: int, after: float) -> None:
+        await asyncio.sleep(after / self.time_scale)
+        await self.gpu_off_bus(node, gpu)
+
+    # --- shutdown --------------------------------------------------------------------
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for runner in list(self.runners.values()):
+            if runner.task is not None:
+                runner.task.cancel()
+        if self._runner_site is not None:
+            await self._runner_site.cleanup()
+        if self.api is not None:
+            await self.api.close()
+
+
+async def delete_fleet(kubeconfig: str, fleet_name: str) -> dict[str, int]:
+    """Delete a fleet's Nodes, their pods (force), Leases, ResourceSlices and ground truth."""
+    api = ApiClient(load_kubeconfig(kubeconfig))
+    counts = {"nodes": 0, "pods": 0}
+    try:
+        selector = {"labelSelector": f"{FLEET_LABEL}={fleet_name}"}
+        nodes = await api.get("/api/v1/nodes", params=selector)
+        names = [n["metadata"]["name"] for n in nodes.get("items", [])]
+        pods = await api.get("/api/v1/pods")
+        doomed = [p for p in pods.get("items", []) if p.get("spec", {}).get("nodeName") in set(names)]
+        force = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+        await asyncio.gather(*(api.delete(f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/{p['metadata']['name']}", force)
+                               for p in doomed))
+        semaphore = asyncio.Semaphore(48)
+
+        async def drop(path: str) -> None:
+            async with semaphore:
+                await api.delete(path)
+
+        await asyncio.gather(*(drop(f"/api/v1/nodes/{n}") for n in names))
+        await asyncio.gather(*(drop(f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases/{n}") for n in names))
+        group = await api.get("/apis/resource.k8s.io", ok_missing=True)
+        if group:
+            version = group["preferredVersion"]["groupVersion"]
+            await api.request("DELETE", f"/apis/{version}/resourceslices", params=selector, ok_missing=True)
+        await api.delete(f"/api/v1/namespaces/{GROUND_TRUTH_NAMESPACE}/configmaps/ground-truth-{fleet_name}")
+        counts = {"nodes": len(names), "pods": len(doomed)}
+    finally:
+        await api.close()
+    return counts
+
+
+async def _main(config: KubeletConfig) -> None:
+    kubelet = Kubelet(config)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await kubelet.start()
+    except Exception:
+        await kubelet.stop()
+        raise
+    await stop.wait()
+    log.info("stopping")
+    await kubelet.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nvcre.sim.kubelet", description="Fake kubelet for a simulated GPU fleet")
+    parser.add_argument("config", help="kubelet config JSON (written by nvcrectl sim up or the fleet fixture)")
+    options = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("NVCRE_SIM_LOG", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    config = KubeletConfig.read(Path(options.config))
+    try:
+        asyncio.run(_main(config))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""One pod on a simulated node, taken through the phases a real kubelet reports.
+
+Pending (sandbox, init containers one by one) -> Running (containers started, ready)
+-> Succeeded or Failed, with container states waiting/running/terminated, exit
+codes and reasons, restarts per ``restartPolicy`` (with back-off), readiness, pod
+IP and the pod conditions. Each container's output comes from its emulator and is
+written at the emulator's (time-scaled) pace. A pod with a deletionTimestamp has
+its containers stopped and is then finalized with a zero-grace DELETE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from nvcre.sim.emulators import dispatch, nccl_tests
+from nvcre.sim.emulators.base import Outcome
+from nvcre.sim.emulators.shell import segments
+
+if TYPE_CHECKING:
+    from nvcre.sim.kubelet import Kubelet
+
+log = logging.getLogger("nvcre.sim.pod")
+
+BACKOFF_START_S = 10.0
+BACKOFF_MAX_S = 300.0
+EXIT_KILLED = 137
+
+
+def now_str() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ContainerState:
+    """What the kubelet reports for one container."""
+
+    def __init__(self, spec: dict[str, Any], pod_uid: str):
+        self.spec = spec
+        self.name = spec["name"]
+        self.image = spec.get("image", "")
+        self.restart_count = 0
+        self.state: dict[str, Any] = {"waiting": {"reason": "ContainerCreating"}}
+        self.last_state: dict[str, Any] = {}
+        self.ready = False
+        self.started = False
+        self._uid = pod_uid
+        self.stop = asyncio.Event()
+        self.stop_code: int | None = None
+        self.stop_line: str | None = None
+
+    def container_id(self) -> str:
+        digest = hashlib.sha256(f"{self._uid}/{self.name}/{self.restart_count}".encode()).hexdigest()
+        return f"containerd://{digest}"
+
+    def status(self) -> dict[str, Any]:
+        image = self.image if ":" in self.image.rsplit("/", 1)[-1] else f"{self.image}:latest"
+        out: dict[str, Any] = {
+            "name": self.name,
+            "image": image,
+            "imageID": f"{image.split(':')[0]}@sha256:{hashlib.sha256(image.encode()).hexdigest()}",
+            "ready": self.ready,
+            "started": self.started,
+            "restartCount": self.restart_count,
+            "state": self.state,
+            "lastState": self.last_state,
+        }
+        if "waiting" not in self.state or self.restart_count:
+            out["containerID"] = self.container_id()
+        return out
+
+
+class PodRunner:
+    """Runs one pod bound to a fleet node."""
+
+    def __init__(self, kubelet: Kubelet, pod: dict[str, Any], serial: int):
+        self.k = kubelet
+        self.pod = pod
+        meta, spec = pod["metadata"], pod["spec"]
+        self.uid = meta["uid"]
+        self.ns = meta["namespace"]
+        self.name = meta["name"]
+        self.node = kubelet.facts[spec["nodeName"]]
+        self.host_network = bool(spec.get("hostNetwork"))
+        self.ip = "127.0.0.1" if self.host_network else self.node.pod_ip(serial)
+        self.restart_policy = spec.get("restartPolicy", "Always")
+        self.init = [ContainerState(c, self.uid) for c in spec.get("initContainers") or []]
+        self.main = [ContainerState(c, self.uid) for c in spec.get("containers") or []]
+        for c in self.init:
+            c.state = {"waiting": {"reason": "PodInitializing"}}
+        if self.init:
+            for c in self.main:
+                c.state = {"waiting": {"reason": "PodInitializing"}}
+        self.phase = "Pending"
+        self.initialized = not self.init
+        self.start_time = now_str()
+        self._transitions: dict[str, tuple[str, str]] = {}
+        self.deleting = False
+        self.task: asyncio.Task | None = None
+        self.files: dict[str, str] = {}
+        self.running = False
+
+    # --- status ----------------------------------------------------------------------
+    def _condition(self, kind: str, ok: bool, reason: str | None = None) -> dict[str, Any]:
+        status = "True" if ok else "False"
+        previous = self._transitions.get(kind)
+        if previous is None or previous[0] != status:
+            self._transitions[kind] = (status, now_str())
+        cond: dict[str, Any] = {"type": kind, "status": status, "lastProbeTime": None,
+                                "lastTransitionTime": self._transitions[kind][1]}
+        if reason and not ok:
+            cond["reason"] = reason
+        return cond
+
+    def _conditions(self) -> list[dict[str, Any]]:
+        terminal = self.phase in ("Succeeded", "Failed")
+        ready = bool(self.main) and all(c.ready for c in self.main) and not terminal
+        not_ready = "PodCompleted" if terminal else "ContainersNotReady"
+        scheduled = next((c for c in self.pod.get("status", {}).get("conditions") or []
+                          if c.get("type") == "PodScheduled"), None)
+        out = [
+            self._condition("PodReadyToStartContainers", not terminal or self.phase == "Succeeded"),
+            self._condition("Initialized", self.initialized, "ContainersNotInitialized"),
+            self._condition("Ready", ready, not_ready),
+            self._condition("ContainersReady", ready, not_ready),
+        ]
+        out.append(scheduled or self._condition("PodScheduled", True))
+        return out
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "phase": self.phase,
+            "conditions": self._conditions(),
+            "hostIP": "127.0.0.1",
+            "hostIPs": [{"ip": "127.0.0.1"}],
+            "podIP": self.ip,
+            "podIPs": [{"ip": self.ip}],
+            "startTime": self.start_time,
+            "containerStatuses": [c.status() for c in self.main],
+        }
+        if self.init:
+            body["initContainerStatuses"] = [c.status() for c in self.init]
+        return body
+
+    async def push(self) -> None:
+        """Write the pod status (merge patch of the whole status we own)."""
+        path = f"/api/v1/namespaces/{self.ns}/pods/{self.name}/status"
+        try:
+            await self.k.api.merge_patch(path, {"metadata": {"uid": self.uid}, "status": self.status()})
+        except Exception as exc:  # the pod may be gone; the watch will tell us
+            log.debug("status of %s/%s not written: %s", self.ns, self.name, exc)
+
+    # --- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._guarded())
+
+    async def _guarded(self) -> None:
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("pod %s/%s crashed in the simulator", self.ns, self.name)
+
+    async def _run(self) -> None:
+        await self.push()
+        self.files = await self.k.fetch_files(self.pod)
+        await asyncio.sleep(0.05)
+        sidecars: list[asyncio.Task] = []
+        for c in self.init:
+            if c.spec.get("restartPolicy") == "Always":
+                sidecars.append(asyncio.create_task(self._loop(c, sidecar=True)))
+                continue
+            while True:
+                code = await self._run_container(c)
+                if self.deleting:
+                    return
+                if code == 0:
+                    break
+                if self.restart_policy == "Never":
+                    self.phase = "Failed"
+                    await self.push()
+                    return
+                await self._backoff(c)
+        self.initialized = True
+        self.phase = "Running"
+        codes = await asyncio.gather(*(self._loop(c) for c in self.main))
+        for task in sidecars:
+            for c in self.init:
+                c.stop.set()
+            await task
+        if self.deleting:
+            return
+        self.phase = "Succeeded" if all(code == 0 for code in codes) else "Failed"
+        await self.push()
+
+    async def _loop(self, c: ContainerState, sidecar: bool = False) -> int:
+        while True:
+            code = await self._run_container(c)
+            if self.deleting or (sidecar and c.stop.is_set()):
+                return code
+            if self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0) or sidecar:
+                await self._backoff(c)
+                if self.deleting:
+                    return code
+                continue
+            return code
+
+    async def _backoff(self, c: ContainerState) -> None:
+        delay = min(BACKOFF_MAX_S, BACKOFF_START_S * 2 ** max(0, c.restart_count)) / self.k.time_scale
+        c.last_state = c.state
+        c.restart_count += 1
+        c.ready = False
+        c.started = False
+        c.state = {"waiting": {"reason": "CrashLoopBackOff", "message": (
+            f"back-off {int(delay * self.k.time_scale)}s restarting failed container={c.name} pod={self.name}_{self.ns}({self.uid})")}}
+        await self.push()
+        await self._sleep(c, max(0.05, delay))
+
+    async def _sleep(self, c: ContainerState, seconds: float) -> bool:
+        """Sleep unless the container is told to stop; True if it was."""
+        if seconds <= 0:
+            return c.stop.is_set()
+        try:
+            await asyncio.wait_for(c.stop.wait(), timeout=seconds)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def _run_container(self, c: ContainerState) -> int:
+        run_log = self.k.logs.new_run(self.ns, self.name, c.name)
+        ctx = await self.k.make_context(self, c)
+        segs = segments(ctx.argv, ctx.env, ctx.read_file)
+        hosts = nccl_tests.mpi_host_names(segs, ctx.read_file) if nccl_tests.find(segs) else []
+        started = now_str()
+        c.state = {"running": {"startedAt": started}}
+        c.started = True
+        c.ready = True
+        await self.push()
+        if hosts:
+            await self.k.wait_for_hosts(self, hosts, ctx)
+        ctx.start = datetime.now(timezone.utc)
+        outcome: Outcome = dispatch.emulate(ctx)
+        loop = asyncio.get_running_loop()
+        begin = loop.time()
+        scale = self.k.time_scale
+        stopped = False
+        for line in outcome.lines:
+            if await self._sleep(c, begin + line.at / scale - loop.time()):
+                stopped = True
+                break
+            if not line.silent:
+                run_log.append(line.text)
+            if line.effect is not None:
+                await self.k.apply_effect(line.effect, self)
+        if not stopped:
+            if outcome.duration is None:
+                await c.stop.wait()
+                stopped = True
+            else:
+                stopped = await self._sleep(c, begin + outcome.duration / scale - loop.time())
+        if stopped:
+            code = c.stop_code if c.stop_code is not None else EXIT_KILLED
+            if c.stop_line:
+                run_log.append(c.stop_line)
+            reason = "Completed" if code == 0 else "Error"
+        else:
+            code = outcome.exit_code
+            reason = outcome.reason or ("Completed" if code == 0 else "Error")
+        run_log.finish()
+        terminated: dict[str, Any] = {"exitCode": code, "reason": reason, "startedAt": started,
+                                      "finishedAt": now_str(), "containerID": c.container_id()}
+        if code != 0 and c.spec.get("terminationMessagePolicy") == "FallbackToLogsOnError":
+            terminated["message"] = run_log.tail()
+        c.state = {"terminated": terminated}
+        c.ready = False
+        c.started = False
+        c.stop_code = None
+        c.stop_line = None
+        if not stopped or not self.deleting:
+            c.stop = asyncio.Event()
+        await self.push()
+        if outcome.hosts or hosts:
+            self.k.release_group(self, code)
+        return code
+
+    def stop_sshd(self, launcher_code: int) -> None:
+        """The launcher is done: workers running sshd exit 0, like the adapter's worker script."""
+        for c in self.main:
+            if c.started:
+                c.stop_code = 0
+                c.stop_line = f"launcher finished with exit code {launcher_code}; stopping sshd"
+                c.stop.set()
+
+    async def terminate(self) -> None:
+        """Graceful deletion: stop every container, report it, then finalize."""
+        if self.deleting:
+            return
+        self.deleting = True
+        for c in self.init + self.main:
+            c.stop.set()
+        if self.task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.task), timeout=5)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                self.task.cancel()
+        path = f"/api/v1/namespaces/{self.ns}/pods/{self.name}"
+        try:
+            await self.k.api.delete(path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+                                           "preconditions": {"uid": self.uid}})
+        except Exception as exc:
+            log.debug("final delete of %s/%s: %s", self.ns, self.name, exc)
