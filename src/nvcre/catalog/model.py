@@ -59,6 +59,8 @@ class WorkloadSpec:
     volumes: tuple[dict[str, Any], ...] = ()  # WorkloadRun user volumes (core Volume dicts)
     volume_mounts: tuple[dict[str, Any], ...] = ()
     init_containers: tuple[dict[str, Any], ...] = ()  # WorkloadRun user init containers
+    env_refs: tuple[tuple[str, dict[str, Any]], ...] = ()  # WorkloadRun valueFrom vars (forwarded to MPI by name)
+    config: dict[str, Any] | None = None  # WorkloadRun /config: {"inline": {file: text}} or {"configMapRef": name}
 
 
 @dataclass(frozen=True)

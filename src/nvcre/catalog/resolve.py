@@ -204,6 +204,8 @@ def mpirun_argv(workload: WorkloadSpec, *, hostfile: str | None = None) -> tuple
     args += ["--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no -o ConnectionAttempts=10", *mpi.extra_args]
     for name, value in workload.env:
         args += ["-x", f"{name}={value}"]
+    for name, _ in workload.env_refs:  # valueFrom: the launcher resolves it, mpirun forwards it by name
+        args += ["-x", name]
     args += [mpi.binary, *mpi.binary_args]
     return command, args
 
@@ -529,7 +531,13 @@ def resolve_workloadrun(
         mpi = MpiSpec(mpirun=mpirun, timeout_seconds=mpi.timeout_seconds, prefix=mpi.prefix,
                       extra_args=mpi.extra_args + tuple(user_args), binary=binary, binary_args=tuple(user_bin_args))
     env_sources = dict(draft.env_sources)
-    env_list = _merge_user_env(list(workload.env), env_sources, _get(spec, "env"), "spec.env")
+    user_env = list(_get(spec, "env") or [])
+    refs = tuple((_get(v, "name"), _dump(_get(v, "valueFrom"))) for v in user_env if _get(v, "valueFrom") is not None)
+    ref_names = {name for name, _ in refs}
+    env_list = _merge_user_env(list(workload.env), env_sources, [v for v in user_env if _get(v, "name") not in ref_names], "spec.env")
+    env_list = [(n, v) for n, v in env_list if n not in ref_names]
+    for name in ref_names:
+        env_sources[name] = "spec.env (valueFrom)"
     pull = tuple(_get(r, "name") for r in _get(spec, "imagePullSecrets") or [] if _get(r, "name"))
     user_resources = _dump(_get(spec, "resources")) or {}
     pod_resources = {}
@@ -544,10 +552,17 @@ def resolve_workloadrun(
     mounts = tuple(_dump(m) for m in _get(spec, "volumeMounts") or [])
     inits = tuple(_dump(c) for c in _get(spec, "initContainers") or [])
     _check_reserved_volumes(volumes, mounts)
+    config = None
+    cfg = _get(spec, "config")
+    if cfg is not None:
+        if _get(cfg, "inline"):
+            config = {"inline": dict(_get(cfg, "inline"))}
+        elif _get(cfg, "configMapRef") is not None:
+            config = {"configMapRef": _get(_get(cfg, "configMapRef"), "name")}
     workload = _replace(
         workload, image=_get(spec, "image"), command=tuple(user_cmd[0]), args=tuple(user_cmd[1]), mpi=mpi,
         env=tuple(env_list), image_pull_secrets=pull, resources=resources, pod_resources=pod_resources,
-        volumes=volumes, volume_mounts=mounts, init_containers=inits,
+        volumes=volumes, volume_mounts=mounts, init_containers=inits, config=config, env_refs=refs,
     )
     if mpi is not None:
         _check_trainer_args(workload, "spec")

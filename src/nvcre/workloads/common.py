@@ -157,7 +157,8 @@ class RenderContext:
 
     # -- the rank pod ----------------------------------------------------------
     def env_list(self) -> list[dict[str, str]]:
-        return [{"name": n, "value": v} for n, v in self.w.env]
+        return [{"name": n, "value": v} for n, v in self.w.env] + [
+            {"name": n, "valueFrom": dict(ref)} for n, ref in self.w.env_refs]
 
     def rank_resources(self) -> dict[str, Any]:
         limits = dict(self.w.pod_resources.get("limits") or {})
@@ -196,9 +197,21 @@ class RenderContext:
                 source["type"] = hp["type"]
             volumes.append({"name": hp["name"], "hostPath": source})
             mounts.append({"name": hp["name"], "mountPath": hp["mountPath"]})
+        config = self.config_volume()
+        if config:
+            volumes.append(config[0])
+            mounts.append(config[1])
         volumes.extend(dict(v) for v in self.w.volumes)
         mounts.extend(dict(m) for m in self.w.volume_mounts)
         return volumes, mounts
+
+    def config_volume(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """A WorkloadRun's config files at /config (mode 0755, so scripts can run)."""
+        if not self.w.config:
+            return None
+        name = self.w.config.get("configMapRef") or f"{self.name}-config"
+        return ({"name": "config-volume", "configMap": {"name": name, "defaultMode": 0o755}},
+                {"name": "config-volume", "mountPath": "/config", "readOnly": True})
 
     def sidecar_containers(self) -> list[dict[str, Any]]:
         """Native sidecars (init containers that keep running), e.g. GCP's TCPXO daemon."""
@@ -267,6 +280,9 @@ class RenderContext:
                                 "count": int(claim["count"])},
                 }]}}},
             })
+        if self.w.config and self.w.config.get("inline"):
+            out.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": self.meta(f"{self.name}-config"),
+                        "data": dict(self.w.config["inline"])})
         if self.w.checkpoint:
             pvc_spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"],
                                         "resources": {"requests": {"storage": self.w.checkpoint["storageSize"]}}}

@@ -144,9 +144,13 @@ def _render_mpi(ctx: RenderContext) -> list[dict[str, Any]]:
     }
     if not launcher["env"]:
         launcher.pop("env")
+    launcher_volumes = [ssh_volume, {"name": "hostfile", "configMap": {"name": f"{name}-hostfile"}}]
+    config = ctx.config_volume()
+    if config:  # mpirun runs here, so the launcher sees /config too
+        launcher_volumes.append(config[0])
+        launcher["volumeMounts"].append(config[1])
     launcher_pod: dict[str, Any] = {"restartPolicy": "Never", **ctx.pod_spec_common(rank=False),
-                                    "containers": [launcher],
-                                    "volumes": [ssh_volume, {"name": "hostfile", "configMap": {"name": f"{name}-hostfile"}}]}
+                                    "containers": [launcher], "volumes": launcher_volumes}
     return [
         *ctx.dependencies(),
         secret,

@@ -142,3 +142,40 @@ def test_workloadrun_mpi_forwards_env_and_user_args():
     args = [o for o in objs if o["metadata"]["name"] == "nccl-job-launcher"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[-5:] == ["/usr/local/bin/all_reduce_perf_mpi", "-b", "8", "-e", "32G"]
     assert "--bind-to" in args and "NCCL_SOCKET_IFNAME=ens1" in args and "EXTRA=1" in args
+
+
+@pytest.mark.parametrize("adapter", ["native", "trainjob"])
+def test_workloadrun_inline_config_mounted_at_config(adapter):
+    run = {"metadata": {"name": "train"}, "spec": {
+        "image": "img", "numNodes": 2, "framework": {"exec": {"command": ["/bin/bash", "/config/run.sh"]}},
+        "config": {"inline": {"run.sh": "echo hi\n"}}}}
+    r = resolve_workloadrun(run, platform="onprem", gpu_arch="h100")
+    objs = render_workload(r, name="train-job", namespace="ns", nodes=["a", "b"], adapter=adapter)
+    cm = [o for o in objs if o["kind"] == "ConfigMap"][0]
+    assert cm["metadata"]["name"] == "train-job-config" and cm["data"] == {"run.sh": "echo hi\n"}
+    pod = _pod_templates(objs)[0]["spec"]
+    assert {"name": "config-volume", "configMap": {"name": "train-job-config", "defaultMode": 0o755}} in pod["volumes"]
+    assert {"name": "config-volume", "mountPath": "/config", "readOnly": True} in pod["containers"][0]["volumeMounts"]
+
+
+def test_workloadrun_reserved_mount_path_is_refused():
+    from nvcre.errors import ManifestError
+
+    run = {"metadata": {"name": "x"}, "spec": {
+        "image": "img", "numNodes": 1, "framework": {"exec": {"command": ["true"]}},
+        "volumes": [{"name": "data", "emptyDir": {}}], "volumeMounts": [{"name": "data", "mountPath": "/dev/shm"}]}}
+    with pytest.raises(ManifestError, match=r"spec.volumeMounts\[0\].mountPath"):
+        resolve_workloadrun(run, platform="aws", gpu_arch="h100")
+
+
+def test_workloadrun_value_from_reaches_container_and_mpi_by_name():
+    run = {"metadata": {"name": "m"}, "spec": {
+        "image": "img", "numNodes": 2,
+        "framework": {"mpi": {"binary": "/bin/prog", "mpirunPath": "/usr/bin/mpirun"}},
+        "env": [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}}, {"name": "A", "value": "1"}]}}
+    r = resolve_workloadrun(run, platform="onprem", gpu_arch="h100")
+    objs = render_workload(r, name="m-job", namespace="ns", nodes=["a", "b"], ssh_keypair=KEYPAIR)
+    launcher = [o for o in objs if o["metadata"]["name"] == "m-job-launcher"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}} in launcher["env"]
+    args = launcher["args"]
+    assert args[args.index("TOKEN") - 1] == "-x" and "A=1" in args and "TOKEN=" not in " ".join(args)
