@@ -134,10 +134,11 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
             L.CATEGORY_VARIANT: category["variant"],
         },
         annotations={CATEGORY_INDEX: str(index)},
+        stall_grace=(category.get("options") or {}).get("schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
     )
 
 
-def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels, annotations) -> dict:
+def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels, annotations, stall_grace=None) -> dict:
     job_spec: dict = {
         "workload": {"native": {"adapter": adapter, "category": resolved.key}},
         "nodeHealthMonitor": {"cel": {"expression": resolved.node_health_expression or "node.spec.unschedulable == true"}},
@@ -145,6 +146,8 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
     if resolved.measurement is not None:
         key = "bandwidthMeasurement" if resolved.measurement.kind == "BandwidthMeasurement" else "goodputMeasurement"
         job_spec[key] = resolved.measurement.to_spec()
+    if stall_grace:
+        job_spec["schedulingStallGraceSeconds"] = int(stall_grace)
     if resolved.stall_multiplier:
         job_spec["stallMultiplier"] = resolved.stall_multiplier
     if resolved.startup_stall_timeout_seconds:

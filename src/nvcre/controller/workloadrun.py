@@ -59,6 +59,7 @@ def _create(ctx: Context, run: dict) -> float | None:
         adapter=adapter,
         labels={L.WORKLOAD_RUN: run["metadata"]["name"][:63]},
         annotations={},
+        stall_grace=spec.get("schedulingStallGraceSeconds"),
     )
     try:
         existing, _ = ctx.kube.create(body)

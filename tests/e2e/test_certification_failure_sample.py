@@ -1,0 +1,75 @@
+"""The seeds' failure sample, end to end: 16 simulated H100 nodes, a degraded NIC on
+gpu-node-07 and a GPU falling off the bus on gpu-node-12; a Certification with
+nccl-all-reduce (a busBandwidthGBps threshold) and nemotron5-8b. nccl-all-reduce must
+fail naming gpu-node-07 (ThresholdViolation) and gpu-node-12 (HardwareFailureDetected);
+``kubectl get certifications -w`` shows the progress and ``kubectl describe`` the Events.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+
+def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namespace, kubectl, control_plane, e2e):
+    sim_fleet.start("seed-failure-sample.yaml")
+    controller.start()
+    watch = subprocess.Popen(
+        [str(control_plane.kubectl_path), "--kubeconfig", str(control_plane.kubeconfig), "-n", namespace,
+         "get", "certifications", "-w"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        e2e.apply(kube, e2e.certification("gpu-cluster-cert", namespace, [
+            {"domain": "communication", "variant": "nccl-all-reduce",
+             "options": {"nodesPerJob": 8, "thresholds": {"busBandwidthGBps": "value >= 300"}}},
+            {"domain": "training", "variant": "nemotron5-8b"},
+        ]))
+        cert = e2e.wait_terminal(kube, "Certification", "gpu-cluster-cert", namespace, 300, controller)
+    finally:
+        watch.terminate()
+        watched = watch.communicate(timeout=10)[0]
+
+    st = cert["status"]
+    assert e2e.true_condition(cert, "Failed")["reason"] == "WorkflowFailed"
+    nccl, training = st["categoryStatuses"]
+    assert (nccl["variant"], nccl["status"]) == ("nccl-all-reduce", "Failed")
+    assert training["status"] == "Succeeded"
+    assert st["summary"]["result"] == "FAILED"
+
+    wf = kube.get(NVCRE_API_VERSION, "Workflow", nccl["workflowRef"]["name"], namespace)
+    failed = {(n["name"], n["reason"]) for n in wf["status"]["failedNodes"]}
+    assert ("gpu-node-07", "ThresholdViolation") in failed
+    assert ("gpu-node-12", "HardwareFailureDetected") in failed
+    # gpu-node-12's group ran healthy nodes only besides it: none of them is blamed
+    assert not {n for n, _ in failed} & {f"gpu-node-{i:02d}" for i in (9, 10, 11, 13, 14, 15, 16)}
+    assert ("gpu-node-12", "ThresholdViolation") not in failed
+    assert e2e.true_condition(wf, "Failed")["reason"] == "JobHardwareFailed"
+    assert e2e.true_condition(wf, "ValidationFailed")
+    # the violation message carries the measured value and the expression
+    msg = next(n.get("message", "") for n in wf["status"]["failedNodes"] if n["name"] == "gpu-node-07")
+    assert "busBandwidthGBps" in msg and "value >= 300" in msg
+    # the Job of gpu-node-12's group recorded why it died
+    jobs = kube.list(NVCRE_API_VERSION, "Job", namespace, label_selector=f"nvcre.nvidia.com/workflow={wf['metadata']['name']}")
+    dead = [j for j in jobs if any(n["name"] == "gpu-node-12" for n in j["status"].get("failedNodes", []))]
+    assert dead and dead[0]["status"].get("failureLog", {}).get("podName")
+    # the workloads were cleaned up
+    assert kube.list("batch/v1", "Job", namespace, label_selector="app.kubernetes.io/managed-by=nvcre") == [] or e2e.wait_for(
+        lambda: kube.list("batch/v1", "Job", namespace, label_selector="app.kubernetes.io/managed-by=nvcre") == [], 30, "workload clean-up")
+
+    # kubectl get -w showed the progress in its columns, ending Failed
+    lines = [line for line in watched.splitlines() if line.startswith("gpu-cluster-cert")]
+    assert "PHASE" in watched.splitlines()[0] and "RESULT" in watched.splitlines()[0]
+    assert any("InProgress" in line for line in lines), watched
+    assert "Failed" in lines[-1] and "FAILED" in lines[-1], watched
+
+    described = kubectl("-n", namespace, "describe", "certification", "gpu-cluster-cert").stdout
+    assert "WorkflowCreated" in described
+    assert "Warning  WorkflowFailed" in described.replace("   ", "  ") or "WorkflowFailed" in described
+    wf_described = kubectl("-n", namespace, "describe", "workflow", wf["metadata"]["name"]).stdout
+    assert "GroupsPartitioned" in wf_described and "JobHardwareFailed" in wf_described
+
+    metrics = controller.metrics()
+    assert f'nvcre_certification_status{{certification="gpu-cluster-cert",namespace="{namespace}",status="failed"}} 1.0' in metrics
+    assert "nvcre_nccl_busbw_gbs{" in metrics
