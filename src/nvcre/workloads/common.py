@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from nvcre.api.common import parse_duration
 from nvcre.catalog.model import ResolvedCategory, WorkloadSpec
 from nvcre.discovery.nodes import target_dict, tolerations_for
+from nvcre.errors import UserError
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "nvcre"}
 LABEL_WORKLOAD = "nvcre.nvidia.com/workload"
@@ -27,7 +28,7 @@ ANNOTATION_PLATFORM = "nvcre.nvidia.com/detected-platform"
 ANNOTATION_ARCH = "nvcre.nvidia.com/detected-gpu-architecture"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
 HOSTNAME_KEY = "kubernetes.io/hostname"
-MAX_BASE_NAME = 40  # leaves room for "-launcher", "-worker-<index>" and "-compute-domain" within 63
+MAX_BASE_NAME = 44  # the controller's workload-name limit; leaves room for "-worker-<index>" and "-compute-domain" within 63
 RANK_CONTAINER = "node"  # Kubeflow Trainer finds the trainer container by this name
 LAUNCHER_RESOURCES = {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "2", "memory": "1Gi"}}
 
@@ -65,6 +66,8 @@ class RenderContext:
                   job=job or base, group=group, adapter=adapter, ssh_keypair=ssh_keypair)
         if r.placement == "Unpinned":
             ctx.size = r.nodes_per_job or len(nodes)
+            if ctx.size < 1:
+                raise UserError("placement Unpinned needs nodesPerJob (numNodes) to size the workload")
         else:
             ctx.size = len(nodes)
         if r.workload.compute_domain:
