@@ -107,6 +107,8 @@ class ApiModel(BaseModel):
 
 
 def _check_quantity(value: int | str) -> int | str:
+    if isinstance(value, str) and len(value) > 32:
+        raise ValueError("a quantity is at most 32 characters")
     parse_quantity(value)
     return value
 
@@ -125,6 +127,7 @@ Quantity = Annotated[
     WithJsonSchema(
         {
             "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "maxLength": 32,
             "pattern": QUANTITY_PATTERN,
             "x-kubernetes-int-or-string": True,
         }

@@ -183,7 +183,7 @@ class ResourceAmounts(ApiModel):
     def cel_rules(cls) -> list[dict[str, str]]:
         return [
             cel(
-                f"!has(self.{name}) || quantity(string(self.{name})).sign() >= 0",
+                f"!has(self.{name}) || !quantity(string(self.{name})).isLessThan(quantity('0'))",
                 f"{name} must not be negative",
                 field_path=f".{name}",
             )
@@ -211,7 +211,7 @@ class CategoryResources(ApiModel):
         return [
             cel(
                 f"!has(self.requests) || !has(self.limits) || !has(self.requests.{name}) || !has(self.limits.{name}) "
-                f"|| quantity(string(self.requests.{name})).compareTo(quantity(string(self.limits.{name}))) <= 0",
+                f"|| !quantity(string(self.requests.{name})).isGreaterThan(quantity(string(self.limits.{name})))",
                 f"requests.{name} must not exceed limits.{name}",
                 field_path=f".requests.{name}",
             )

@@ -222,7 +222,7 @@ class ResourceRequirements(ApiModel):
         return [
             cel(
                 "!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || "
-                "quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",
+                "!quantity(string(self.requests[k])).isGreaterThan(quantity(string(self.limits[k]))))",
                 "a request must not exceed its limit",
                 field_path=".requests",
             )
