@@ -45,3 +45,17 @@ def test_dockerfile_runs_nvcrectl(repo_root):
     text = (repo_root / "Dockerfile").read_text()
     assert text.startswith("# ") and "FROM python:3.11-slim" in text
     assert 'ENTRYPOINT ["nvcrectl"]' in text and 'CMD ["controller", "run"]' in text
+
+
+def test_logprofile_copies_match_their_source(repo_root):
+    """The chart ships the measurement package's default LogProfiles, byte for byte.
+
+    Refresh after changing a profile: cp src/nvcre/measure/profiles/*.yaml charts/nvcre/files/logprofiles/
+    """
+    source = {p.name: p.read_bytes() for p in (repo_root / "src/nvcre/measure/profiles").glob("*.yaml")}
+    copies = {p.name: p.read_bytes() for p in (repo_root / "charts/nvcre/files/logprofiles").glob("*.yaml")}
+    assert source, "no default LogProfiles in src/nvcre/measure/profiles"
+    assert copies == source
+    for name, text in copies.items():
+        doc = yaml.safe_load(text)
+        assert doc["kind"] == "LogProfile" and doc["metadata"]["name"] == name.removesuffix(".yaml")
