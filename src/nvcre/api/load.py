@@ -153,11 +153,13 @@ def _message(error: dict[str, Any], loc: tuple[Any, ...], model: type[BaseModel]
         got = ctx.get("actual_length")
         return f"at most {ctx.get('max_length')} entries are allowed" + (f", got {got}" if got is not None else "")
     if kind == "too_short":
-        return f"at least {ctx.get('min_length')} entries are required"
+        least = ctx.get("min_length")
+        return f"at least {least} {'entry is' if least == 1 else 'entries are'} required"
     if kind == "string_too_long":
         return f"at most {ctx.get('max_length')} characters are allowed"
     if kind == "string_too_short":
-        return f"at least {ctx.get('min_length')} characters are required"
+        least = ctx.get("min_length")
+        return f"at least {least} {'character is' if least == 1 else 'characters are'} required"
     if kind == "value_error" and "error" in ctx:
         return str(ctx["error"])
     return error.get("msg", "is invalid")
