@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["nvcre.testbed.pytest_plugin", "nvcre.sim.pytest_plugin"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 FIXTURES = SHARED / "fixtures"

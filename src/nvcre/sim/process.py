@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from nvcre.errors import UserError
+from nvcre.sim.fabric import FabricModel, Member
+from nvcre.sim.fleet import Fleet, FleetSpec, build_fleet
 from nvcre.sim.kubelet import KubeletConfig, delete_fleet
 
 CONFIG_FILE = "kubelet-config.json"
@@ -56,6 +58,25 @@ class FleetHandle:
 
     def stop(self, *, delete: bool = True) -> None:
         stop_fleet(self.state_dir, delete=delete)
+
+    def model(self) -> Fleet:
+        """The fleet's nodes and facts, rebuilt from the same spec and faults (pure)."""
+        c = self.config
+        spec = FleetSpec(nodes=c.nodes, platform=c.platform, gpu=c.gpu, racks=c.racks, dra=c.dra,
+                         name_prefix=c.name_prefix, fleet_name=c.fleet_name, kubelet_port=self.port)
+        return build_fleet(spec, c.fault_model())
+
+    def fabric(self) -> FabricModel:
+        """The fabric model the kubelet uses, to compute expected bandwidths in tests."""
+        return FabricModel(self.config.fault_model())
+
+    def expected_busbw(self, nodes: list[str], *, op: str = "all_reduce", size: int = 16 << 30,
+                       ranks_per_node: int | None = None, transport: str = "IB", mnnvl: bool = True) -> float:
+        """Noise-free bus bandwidth (GB/s) the model gives a group at one message size."""
+        facts = self.model().facts
+        members = [Member(facts[n], ranks_per_node or facts[n].gpus) for n in nodes]
+        path = self.fabric().path(members, transport=transport, mnnvl=mnnvl)
+        return FabricModel.expected(op, size, sum(m.ranks for m in members), path)[2]
 
 
 def _is_kubelet(pid: int) -> bool:
@@ -181,6 +202,17 @@ def stop_fleet(state_dir: Path, *, delete: bool = True, timeout_s: float = 15.0)
                 print(f"warning: could not delete the fleet's nodes: {exc}", file=sys.stderr)
     (state_dir / READY_FILE).unlink(missing_ok=True)
     return did
+
+
+def self_signed_kubelet_cert(state_dir: Path) -> tuple[str, str]:
+    """A serving certificate for 127.0.0.1 from a throw-away CA (clusters we did not start)."""
+    from nvcre.testbed import certs
+
+    directory = Path(state_dir) / "pki"
+    ca = certs.CertificateAuthority.create(directory, common_name="nvcre-sim-kubelet-ca")
+    pair = ca.issue(directory, "kubelet-serving", common_name="nvcre-fake-kubelet", server=True,
+                    hosts=("127.0.0.1", "::1", "localhost"))
+    return str(pair.cert), str(pair.key)
 
 
 def _tail(path: Path, lines: int = 20) -> str:
