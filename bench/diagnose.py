@@ -1,0 +1,245 @@
+"""Benchmark: the diagnose planner against a model of the reference algorithm.
+
+One run prints, per scenario class (cluster size x fault kind x noise), our
+planner beside the baseline beside the counting lower bound ceil(log2 C(n, d)):
+tests, rounds, node-rounds (GPU time), precision and recall at single-node
+granularity, links and racks named; then the planner's time per round and one
+PASS/FAIL line per target of issue 5. Seeded: the same run prints the same table.
+
+    .venv/bin/python bench/diagnose.py            # full run (a few minutes on 2 cores)
+    .venv/bin/python bench/diagnose.py --quick    # fewer seeds, for a smoke check
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from multiprocessing import Pool
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "diagnose"))
+
+from diagnose_baseline import run_baseline  # noqa: E402
+
+from nvcre.planning.diagnose import DiagnosePolicy  # noqa: E402
+from nvcre.planning.diagnose_sim import KINDS, Fleet, make_scenario, run_planner  # noqa: E402
+
+SIZES = (16, 64, 232, 512, 4096)
+NOISE = (0.0, 0.01, 0.05)
+SEEDS = {16: 150, 64: 120, 232: 80, 512: 40, 4096: 8}
+QUICK = {16: 30, 64: 30, 232: 20, 512: 10, 4096: 3}
+
+
+def one(args):
+    """Run one scenario with both algorithms; return plain numbers."""
+    n, kind, flip, seed, cross = args
+    sc = make_scenario(n, kind, seed, flip)
+    truth = set(sc.bad_nodes)
+    st = run_planner(sc, DiagnosePolicy(threshold=sc.threshold, cross_check=cross))
+    v = st.verdict
+    named = {b["name"] for b in v.bad_nodes}
+    link = sorted(next(iter(sc.bad_links))) if sc.bad_links else None
+    ours = {
+        "tests": st.tests, "rounds": st.rounds, "nr": st.node_rounds, "nr_after": st.node_rounds_after_first,
+        "after_fail": st.rounds - st.first_fail_round if st.first_fail_round else None,
+        "tp": len(named & truth), "fp": len(named - truth), "fn": len(truth - named),
+        "link": None if link is None else any({x["a"], x["b"]} == set(link) for x in v.bad_links),
+        "rack": None if not sc.bad_racks else any(x["rack"] in sc.bad_racks for x in v.bad_racks),
+        "wrong_links": sum(1 for x in v.bad_links if link is None or {x["a"], x["b"]} != set(link)),
+        "disjoint": st.disjoint,
+    }
+    fleet = Fleet(sc)
+    b = run_baseline(sc, fleet)
+    base = {
+        "tests": b.tests, "rounds": b.rounds, "nr": b.node_rounds, "nr_after": b.node_rounds_after_first,
+        "after_fail": b.rounds - b.first_fail_round if b.first_fail_round else None,
+        "tp": len(b.bad_nodes & truth), "fp": len(b.bad_nodes - truth), "fn": len(truth - b.bad_nodes),
+        "link": None if link is None else any(
+            (link[0] in a and link[1] in bb) or (link[1] in a and link[0] in bb) for a, bb in b.infra_faults),
+        "rack": None if not sc.bad_racks else any(
+            any(sc.topology[x] in sc.bad_racks for x in a + bb) for a, bb in b.infra_faults),
+    }
+    return (n, kind, flip, cross), len(truth), ours, base
+
+
+def bound(n: int, kind: str, d_mean: float) -> int:
+    if kind == "healthy":
+        return 1
+    if kind.startswith("link"):
+        return math.ceil(math.log2(math.comb(n, 2)))
+    if kind == "rack":
+        return math.ceil(math.log2(max(2, n // 16)))
+    d = max(1, round(d_mean))
+    return math.ceil(math.log2(math.comb(n, d)))
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def pr(tp, fp, fn):
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    return p, r
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    seeds = QUICK if quick else SEEDS
+    jobs = [(n, kind, flip, seed, "full") for n in SIZES for kind in KINDS for flip in NOISE
+            for seed in range(seeds[n])]
+    # the economy mode (representatives instead of the all-node cross check), for comparison
+    jobs += [(n, kind, 0.0, seed, "representatives") for n in SIZES for kind in ("healthy", "rack", "link-cross")
+             for seed in range(seeds[n])]
+    t0 = time.perf_counter()
+    with Pool(min(2, os.cpu_count() or 1)) as pool:
+        rows = pool.map(one, jobs, chunksize=8)
+    wall = time.perf_counter() - t0
+    cls: dict = defaultdict(lambda: {"d": [], "ours": [], "base": []})
+    for key, d, ours, base in rows:
+        cls[key]["d"].append(d)
+        cls[key]["ours"].append(ours)
+        cls[key]["base"].append(base)
+
+    print(f"diagnose benchmark: {len(jobs)} runs in {wall:.1f} s "
+          f"({'quick' if quick else 'full'}; seeds per class {dict(seeds)})")
+    print("columns per algorithm: tests / rounds (mean, max after first failing screen) / node-rounds "
+          "(total, after round 1) / precision / recall; links/racks: share named")
+    hdr = (f"{'n':>5} {'class':<10} {'p':>4} {'LB':>3} | {'ours: tests':>11} {'rnd':>4} {'aft':>4} {'NR':>7} "
+           f"{'NR>1':>6} {'prec':>5} {'rec':>5} {'lnk':>4} {'rck':>4} | {'ref: tests':>10} {'rnd':>4} {'aft':>4} "
+           f"{'NR':>7} {'NR>1':>6} {'prec':>5} {'rec':>5} {'lnk':>4} {'rck':>4} | {'NR>1 x':>6} {'NR x':>5}")
+    print(hdr)
+    print("-" * len(hdr))
+    fmt_share = lambda xs: "  - " if all(x is None for x in xs) else f"{mean([float(x) for x in xs if x is not None]):.2f}"  # noqa: E731
+
+    suite = {"full": defaultdict(lambda: [0, 0, 0]), "base": defaultdict(lambda: [0, 0, 0])}
+    gpu_rows = []
+    for key in sorted(cls, key=lambda k: (k[3] != "full", k[0], KINDS.index(k[1]), k[2])):
+        n, kind, flip, cross = key
+        c = cls[key]
+        o, b = c["ours"], c["base"]
+        otp, ofp, ofn = (sum(x[k] for x in o) for k in ("tp", "fp", "fn"))
+        btp, bfp, bfn = (sum(x[k] for x in b) for k in ("tp", "fp", "fn"))
+        op, orc = pr(otp, ofp, ofn)
+        bp, brc = pr(btp, bfp, bfn)
+        if cross == "full":
+            bucket = "le1" if flip <= 0.01 else "p5"
+            for tgt, vals in ((suite["full"], (otp, ofp, ofn)), (suite["base"], (btp, bfp, bfn))):
+                for i in range(3):
+                    tgt[bucket][i] += vals[i]
+        oaf = [x["after_fail"] for x in o if x["after_fail"] is not None]
+        baf = [x["after_fail"] for x in b if x["after_fail"] is not None]
+        nr_ratio = mean([x["nr_after"] for x in o]) / max(mean([x["nr_after"] for x in b]), 1e-9)
+        tot_ratio = mean([x["nr"] for x in o]) / mean([x["nr"] for x in b])
+        gpu_rows.append((key, nr_ratio, tot_ratio))
+        label = kind if cross == "full" else kind[:6] + "*"
+        print(f"{n:>5} {label:<10} {flip:>4.2f} {bound(n, kind, mean(c['d'])):>3} | "
+              f"{mean([x['tests'] for x in o]):>11.1f} {mean([x['rounds'] for x in o]):>4.1f} "
+              f"{(max(oaf) if oaf else 0):>4} {mean([x['nr'] for x in o]):>7.0f} {mean([x['nr_after'] for x in o]):>6.0f} "
+              f"{op:>5.3f} {orc:>5.3f} {fmt_share([x['link'] for x in o]):>4} {fmt_share([x['rack'] for x in o]):>4} | "
+              f"{mean([x['tests'] for x in b]):>10.1f} {mean([x['rounds'] for x in b]):>4.1f} "
+              f"{(max(baf) if baf else 0):>4} {mean([x['nr'] for x in b]):>7.0f} {mean([x['nr_after'] for x in b]):>6.0f} "
+              f"{bp:>5.3f} {brc:>5.3f} {fmt_share([x['link'] for x in b]):>4} {fmt_share([x['rack'] for x in b]):>4} | "
+              f"{nr_ratio:>6.2f} {tot_ratio:>5.2f}")
+    print("(* = crossCheck: representatives, the economy mode; LB = ceil(log2 C(n,d)), for links "
+          "ceil(log2 C(n,2)), racks ceil(log2 racks); NR>1 x / NR x = ours / reference node-rounds)")
+
+    # ---- planner time and state size at n = 4096 (sequential, a collection before each timed call
+    # so garbage left by the simulator is not billed to the planner)
+    import gc
+    import json
+
+    from nvcre.planning.diagnose import Round, next_round, record, start
+
+    times: list[float] = []
+    worst_size = 0
+    for kind in KINDS:
+        for seed in range(2 if quick else 4):
+            sc = make_scenario(4096, kind, seed, 0.01)
+            fleet = Fleet(sc)
+            gc.collect()
+            t = time.perf_counter()
+            st = start(sc.nodes, sc.topology, DiagnosePolicy(threshold=sc.threshold))
+            times.append(time.perf_counter() - t)
+            while True:
+                t = time.perf_counter()
+                step = next_round(st)
+                dt = time.perf_counter() - t
+                if not isinstance(step, Round):
+                    break
+                res = [fleet.run(g) for g in step.groups]
+                gc.collect()
+                t = time.perf_counter()
+                st = record(st, res)
+                times.append(dt + time.perf_counter() - t)
+                worst_size = max(worst_size, len(json.dumps(st.to_dict())))
+    times.sort()
+    big_max = times[-1] * 1000
+    print(f"\nplanner time per round at n=4096 ({len(times)} rounds, p=1%): median {times[len(times) // 2] * 1000:.1f} ms, "
+          f"p99 {times[int(len(times) * 0.99)] * 1000:.1f} ms, max {big_max:.1f} ms")
+    print(f"state size at n=4096 (JSON, Workflow status): at most {worst_size} bytes during a run")
+
+    # ---- targets
+    results = []
+    p_le1, r_le1 = pr(*suite["full"]["le1"])
+    bp1, br1 = pr(*suite["base"]["le1"])
+    results.append((p_le1 >= 0.99 and r_le1 >= 0.99,
+                    f"precision/recall >= 0.99 over the suite (p <= 1%): ours {p_le1:.4f}/{r_le1:.4f} "
+                    f"(reference {bp1:.4f}/{br1:.4f})"))
+    p5, r5 = pr(*suite["full"]["p5"])
+    print(f"\nfor information, p = 5% classes: precision {p5:.4f} recall {r5:.4f}")
+
+    def max_after(kinds, nmax, nmin=0, flips=(0.0,)):
+        vals = [x["after_fail"] for k, c in cls.items() if k[3] == "full" and k[1] in kinds and nmin <= k[0] <= nmax
+                and k[2] in flips for x in c["ours"] if x["after_fail"] is not None]
+        return max(vals) if vals else 0
+
+    node_kinds = ("node", "nodes", "rack")
+    a512, a4096 = max_after(node_kinds, 512), max_after(node_kinds, 4096, 4096)
+    results.append((a512 <= 3 and a4096 <= 4,
+                    f"rounds after the first failing screen (nodes, racks; p=0): max {a512} for n<=512 (<=3), "
+                    f"{a4096} at n=4096 (<=4)"))
+    m512 = mean([x["after_fail"] for k, c in cls.items() if k[3] == "full" and k[1] in node_kinds and k[0] <= 512
+                 and k[2] == 0.01 for x in c["ours"]])
+    print(f"for information, same classes at p=1%: mean {m512:.2f} rounds after the first failing screen (n<=512)")
+    l512 = max_after(("link-intra", "link-cross"), 512)
+    results.append((l512 <= 3,
+                    f"rounds after the first failing screen (links; p=0): max {l512} for n<=512 -- a link in a "
+                    f"partition test gives < 1.6 bits/round, so log2 C(n,2)/1.58 rounds is a floor"))
+    gpu_full = [(k, a, t) for k, a, t in gpu_rows if k[3] == "full"]
+    bad_after = [k for k, a, t in gpu_full if a > 0.6 and k[1] not in ("healthy",)]
+    bad_total = [k for k, a, t in gpu_full if t > 1.0]
+    fault_node = [(k, a, t) for k, a, t in gpu_full if k[1] in ("node", "nodes")]
+    results.append((not [k for k, a, t in fault_node if a > 0.6 or t > 1.0],
+                    f"GPU time, node faults: node-rounds after round 1 <= 0.6x and total <= 1.0x the reference in "
+                    f"{sum(1 for k, a, t in fault_node if a <= 0.6 and t <= 1.0)}/{len(fault_node)} classes "
+                    f"(worst after-ratio {max(a for _, a, _ in fault_node):.2f}, worst total {max(t for _, _, t in fault_node):.2f})"))
+    results.append((not bad_after and not bad_total,
+                    f"GPU time, every class: after-ratio > 0.6 in {len(bad_after)} and total > 1.0 in "
+                    f"{len(bad_total)} of {len(gpu_full)} classes (healthy/link/rack classes pay the all-node "
+                    "cross check the reference does not run)"))
+    links = [x["link"] for k, c in cls.items() if k[3] == "full" and k[1].startswith("link") and k[2] <= 0.01
+             for x in c["ours"]]
+    blinks = [x["link"] for k, c in cls.items() if k[3] == "full" and k[1] == "link-cross" and k[2] <= 0.01
+              for x in c["base"]]
+    lr = mean([float(x) for x in links])
+    results.append((lr >= 0.99, f"single bad link named as a link (p <= 1%): recall {lr:.4f} "
+                                f"(reference names a cross-rack link in {mean([float(x) for x in blinks]):.4f})"))
+    healthy = [x["rounds"] for k, c in cls.items() if k[3] == "full" and k[1] == "healthy" and k[2] == 0.0
+               for x in c["ours"]]
+    results.append((max(healthy) <= 2, f"healthy cluster certified in <= 2 rounds (p=0): max {max(healthy)}"))
+    results.append((big_max < 50, f"planning one round at n=4096 < 50 ms: max {big_max:.1f} ms"))
+    disjoint = all(x["disjoint"] for c in cls.values() for x in c["ours"])
+    results.append((disjoint, "every round node-disjoint"))
+    print()
+    for ok, text in results:
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,233 @@
+"""The diagnose planner on hand-made clusters: verdicts, evidence, invariants, state."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nvcre.planning.diagnose import (
+    DiagnoseError,
+    DiagnosePolicy,
+    DiagnoseState,
+    GroupResult,
+    Round,
+    Verdict,
+    next_round,
+    record,
+    start,
+)
+from nvcre.planning.diagnose_sim import Fleet, Scenario, cluster, make_scenario
+
+
+def scenario(n=32, rack=8, nodes=(), links=(), racks=()) -> Scenario:
+    names, topo = cluster(n, rack)
+    return Scenario(
+        names, topo,
+        bad_nodes={f"gpu-node-{i:04d}": 0.5 for i in nodes},
+        bad_links={frozenset((f"gpu-node-{a:04d}", f"gpu-node-{b:04d}")): 0.5 for a, b in links},
+        bad_racks={f"rack-{r:03d}": 0.5 for r in racks},
+        bw_sigma=0.0,
+    )
+
+
+def drive(sc: Scenario, policy: DiagnosePolicy | None = None, flips=None, roundtrip=False):
+    """Run the planner to a verdict; ``flips(round, tag, group)`` inverts chosen outcomes."""
+    policy = policy or DiagnosePolicy(threshold=sc.threshold)
+    fleet = Fleet(sc)
+    state = start(sc.nodes, sc.topology, policy)
+    rounds: list[Round] = []
+    while True:
+        step = next_round(state)
+        if isinstance(step, Verdict):
+            return step, rounds, state
+        rounds.append(step)
+        results = []
+        for group, tag in zip(step.groups, step.tags):
+            r = fleet.run(group)
+            if flips and flips(step.number, tag, group):
+                r = GroupResult(group, not r.passed, None if r.passed else 400.0, "flaky")
+            results.append(r)
+        state = record(state, results)
+        if roundtrip:
+            state = DiagnoseState.from_dict(json.loads(json.dumps(state.to_dict())))
+
+
+def names(*idx):
+    return {f"gpu-node-{i:04d}" for i in idx}
+
+
+def test_healthy_cluster_is_certified_in_two_rounds():
+    v, rounds, _ = drive(scenario())
+    assert v.passed and not v.bad_nodes and not v.bad_links and not v.bad_racks
+    assert len(rounds) == 2
+    assert rounds[0].tags == ["screen"] * 4 and rounds[1].tags == ["cross"]
+    assert len(v.good_nodes) == 32
+
+
+def test_one_bad_node_is_named_with_evidence_within_three_rounds_after_the_screen():
+    v, rounds, _ = drive(scenario(nodes=[13]))
+    assert {b["name"] for b in v.bad_nodes} == names(13)
+    bad = v.bad_nodes[0]
+    assert bad["reason"] == "ThresholdViolation"
+    failed = [e for e in bad["evidence"] if not e["passed"]]
+    assert len(failed) >= 3 and failed[0]["kind"] == "screen"
+    assert "failed 3 of 3 tests" in bad["message"]
+    assert len(rounds) - 1 <= 3
+    assert not v.bad_links and not v.bad_racks
+    assert len(v.good_nodes) == 31
+
+
+def test_two_bad_nodes_in_one_pair_are_both_confirmed():
+    v, rounds, _ = drive(scenario(nodes=[8, 9]))
+    assert {b["name"] for b in v.bad_nodes} == names(8, 9)
+    assert len(rounds) - 1 <= 3
+
+
+def test_bad_nodes_in_different_racks():
+    v, _, _ = drive(scenario(nodes=[1, 18, 30]))
+    assert {b["name"] for b in v.bad_nodes} == names(1, 18, 30)
+
+
+def test_a_link_inside_a_rack_is_named_as_a_link_not_a_node():
+    v, _, _ = drive(scenario(links=[(2, 5)]))
+    assert not v.bad_nodes
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0002", "gpu-node-0005")]
+    assert "only when both ends run together" in v.bad_links[0]["message"]
+
+
+def test_a_link_between_racks_is_named_as_a_link():
+    v, _, _ = drive(scenario(links=[(3, 27)]))
+    assert not v.bad_nodes and not v.bad_racks
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0003", "gpu-node-0027")]
+
+
+def test_a_rack_uplink_fault_is_named_as_a_rack_in_three_rounds_after_the_cross_check():
+    v, rounds, _ = drive(scenario(racks=[2]))
+    assert not v.bad_nodes and not v.bad_links
+    assert [r["rack"] for r in v.bad_racks] == ["rack-002"]
+    assert "fails only across its boundary" in v.bad_racks[0]["message"]
+    assert len(rounds) - 2 <= 3
+
+
+def test_a_flaky_screen_failure_does_not_convict_anyone():
+    # rack-001's screen fails once by noise; nothing else is wrong
+    flips = lambda rnd, tag, g: rnd == 1 and "gpu-node-0008" in g  # noqa: E731
+    v, _, _ = drive(scenario(), flips=flips)
+    assert v.passed
+    assert any("not reproduced" in n for n in v.notes)
+
+
+def test_a_flaky_partner_test_does_not_convict_the_healthy_pair_mate():
+    # node 12 is bad; its pair-mate 13 fails its own partner test once by noise
+    def flips(rnd, tag, g):
+        return tag == "solo" and "gpu-node-0013" in g
+
+    v, _, _ = drive(scenario(nodes=[12]), flips=flips)
+    assert {b["name"] for b in v.bad_nodes} == names(12)
+
+
+def test_a_flaky_pass_of_the_bad_nodes_partner_test_is_caught_by_confirmation():
+    seen = []
+
+    def flips(rnd, tag, g):
+        if tag == "solo" and "gpu-node-0012" in g and not seen:
+            seen.append(rnd)
+            return True
+        return False
+
+    v, _, _ = drive(scenario(nodes=[12]), flips=flips)
+    assert {b["name"] for b in v.bad_nodes} == names(12)
+    assert not v.bad_links
+
+
+@pytest.mark.parametrize("kind", ["node", "nodes", "link-intra", "link-cross", "rack"])
+def test_max_concurrent_and_disjointness_hold_in_every_round(kind):
+    sc = make_scenario(64, kind, seed=3)
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, max_concurrent=3))
+    for r in rounds:
+        assert len(r.groups) <= 3
+        flat = [n for g in r.groups for n in g]
+        assert len(flat) == len(set(flat))
+        assert all(len(g) >= 2 for g in r.groups)
+    assert {b["name"] for b in v.bad_nodes} == set(sc.bad_nodes)
+
+
+def test_single_node_tests_when_min_group_size_is_one():
+    sc = scenario(nodes=[5])
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, min_group_size=1))
+    assert {b["name"] for b in v.bad_nodes} == names(5)
+    assert any(len(g) == 1 for r in rounds for g in r.groups)
+
+
+def test_state_survives_a_json_round_trip_every_round():
+    sc = scenario(nodes=[4], links=[(17, 30)])
+    direct, _, _ = drive(sc)
+    resumed, _, _ = drive(sc, roundtrip=True)
+    assert resumed.to_dict() == direct.to_dict()
+
+
+def test_next_round_is_idempotent_until_results_are_recorded():
+    sc = scenario(nodes=[4])
+    state = start(sc.nodes, sc.topology, DiagnosePolicy())
+    assert next_round(state) == next_round(state)
+    assert state.to_dict() == DiagnoseState.from_dict(state.to_dict()).to_dict()
+
+
+def test_missing_or_unknown_results_are_refused():
+    sc = scenario()
+    state = start(sc.nodes, sc.topology, DiagnosePolicy())
+    r = next_round(state)
+    with pytest.raises(DiagnoseError, match="no result for group"):
+        record(state, [GroupResult(r.groups[0], True)])
+    with pytest.raises(DiagnoseError, match="not part of this diagnosis"):
+        record(state, [GroupResult(["stranger"], True)])
+
+
+def test_state_at_4096_nodes_fits_a_workflow_status():
+    sc = make_scenario(4096, "nodes", seed=1)
+    state = start(sc.nodes, sc.topology, DiagnosePolicy(threshold=sc.threshold))
+    fleet = Fleet(sc)
+    largest = 0
+    while isinstance(step := next_round(state), Round):
+        state = record(state, [fleet.run(g) for g in step.groups])
+        largest = max(largest, len(json.dumps(state.to_dict())))
+    assert largest < 64 * 1024
+    assert {b["name"] for b in step.bad_nodes} == set(sc.bad_nodes)
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("min_group_size", 0, "minGroupSize"),
+    ("max_concurrent", -1, "maxConcurrent"),
+    ("cross_check", "sometimes", "crossCheck"),
+    ("max_screen_size", 1, "maxScreenSize"),
+])
+def test_policy_rejects_bad_values_naming_the_field(field, value, message):
+    with pytest.raises(DiagnoseError, match=message):
+        DiagnosePolicy(**{field: value})
+
+
+def test_policy_round_trips_through_its_dict():
+    p = DiagnosePolicy(min_group_size=3, max_concurrent=7, threshold=360.0, cross_check="representatives")
+    assert DiagnosePolicy.from_dict(p.to_dict()) == p
+
+
+def test_representatives_mode_costs_no_more_than_the_reference_on_a_healthy_cluster():
+    sc = scenario()
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, cross_check="representatives"))
+    assert v.passed
+    assert sum(len(g) for g in rounds[1].groups) == 4  # one node per rack
+
+
+def test_marginal_results_never_convict_alone():
+    # every measurement sits right at the threshold: the planner follows up, never convicts on it
+    sc = scenario()
+    policy = DiagnosePolicy(threshold=sc.threshold)
+    state = start(sc.nodes, sc.topology, policy)
+    step = next_round(state)
+    results = [GroupResult(g, i != 0, sc.threshold * (1.0 if i == 0 else 1.1)) for i, g in enumerate(step.groups)]
+    state = record(state, results)
+    fleet = Fleet(sc)
+    while isinstance(step := next_round(state), Round):
+        state = record(state, [fleet.run(g) for g in step.groups])
+    assert step.passed
