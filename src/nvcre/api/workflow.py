@@ -23,6 +23,7 @@ from nvcre.api.common import (
     FailedNodes,
     FieldProblem,
     NodeName,
+    NumberString,
     ObjectRef,
     Phase,
     TargetSpec,
@@ -349,6 +350,14 @@ class OrchestrationStatus(ApiModel):
     iteration_history: Annotated[list[IterationRecord], Field(max_length=64)] | None = None
 
 
+class DomainResult(ApiModel):
+    """Per-domain (rack/clique) roll-up, with tracking.perDomain."""
+
+    node_count: Annotated[int, Field(ge=0)] | None = None
+    status: Annotated[str, StringConstraints(max_length=32)] | None = None
+    average_tflops: NumberString | None = None
+
+
 class WorkflowSummary(ApiModel):
     """Counts for `kubectl get` (our extension)."""
 
@@ -361,6 +370,9 @@ class WorkflowStatus(ApiModel):
 
     conditions: Conditions | None = None
     phase: Phase | None = Field(None, description=PHASE_DESCRIPTION)
+    namespace: Annotated[str, StringConstraints(max_length=63)] | None = Field(
+        None, description="Resolved namespace (kept for compatibility; everything runs in the Workflow's namespace)."
+    )
     summary: WorkflowSummary | None = None
     failed_node_count: Annotated[int, Field(ge=0)] | None = None
     succeeded_nodes_ref: TypedLocalObjectReference | None = None
@@ -372,6 +384,9 @@ class WorkflowStatus(ApiModel):
     )
     failed_groups: Annotated[list[FailedGroup], Field(max_length=MAX_NODES)] | None = Field(
         None, description="Groups of the current iteration whose Job failed (our extension)."
+    )
+    domain_results: Annotated[dict[str, DomainResult], Field(max_length=1024)] | None = Field(
+        None, description="Per-domain results (with validation.performance.tracking.perDomain)."
     )
     bandwidth: BandwidthTable | None = Field(None, description="Category bandwidth per message size (our extension).")
     transport: Annotated[list[Transport], Field(max_length=8)] | None = Field(
