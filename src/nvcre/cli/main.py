@@ -15,6 +15,7 @@ from nvcre.cli.apps import app
 # Command modules: each registers its commands on a group when imported.
 # Add a line here when you add a module under nvcre/cli/.
 from nvcre.cli import version as _version  # noqa: F401,E402
+from nvcre.cli import sim as _sim  # noqa: F401,E402
 from nvcre.cli import render as _render  # noqa: F401,E402
 from nvcre.cli import catalog as _catalog  # noqa: F401,E402
 from nvcre.cli import controller as _controller  # noqa: F401,E402

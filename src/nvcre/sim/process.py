@@ -198,8 +198,8 @@ def stop_fleet(state_dir: Path, *, delete: bool = True, timeout_s: float = 15.0)
             counts = asyncio.run(delete_fleet(config.kubeconfig, config.fleet_name))
             did = did or counts["nodes"] > 0
         except Exception as exc:  # the control plane may already be gone
-            if Path(config.kubeconfig).is_file():
-                print(f"warning: could not delete the fleet's nodes: {exc}", file=sys.stderr)
+            print(f"warning: could not delete the fleet's nodes: {exc}", file=sys.stderr)
+        config_path.unlink(missing_ok=True)
     (state_dir / READY_FILE).unlink(missing_ok=True)
     return did
 
