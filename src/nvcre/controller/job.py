@@ -230,9 +230,10 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
             c.set_status_phase(st, t_phase, t_reason, t_message, generation=gen)
             if failure_log is not None:
                 st.setdefault("failureLog", failure_log)
-            if t_phase == c.FAILED:
-                blame = NodeReason.WORKLOAD_FAILED
-                _blame(st, group or ran or st.get("nodesRan") or [], blame, t_message)
+            # A timeout while the pods could not even be scheduled is the cluster's
+            # capacity, not the nodes' fault: nobody is named then.
+            if t_phase == c.FAILED and not (blocked and t_reason == JobReason.JOB_TIMED_OUT):
+                _blame(st, group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
             if reading is not None and reading.job_fields:
                 st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
             if verdict is not None:

@@ -1,0 +1,226 @@
+"""A new user's session, end to end: `nvcrectl certification run --wait`, the report in
+every format, the HTML in headless Chromium, the first-day missing -n, the MCP server
+over stdio, and cleanup. Every command runs as a subprocess against the test bed
+(real control plane, simulated fleet reproducing the seeds' failure sample, controller).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import anyio
+import pytest
+import yaml
+
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+NVCRECTL = str(Path(sys.executable).with_name("nvcrectl"))
+SCREENSHOT_DIR = Path(os.environ.get("NVCRE_ARTIFACTS", Path(__file__).resolve().parents[2] / "out"))
+
+CERT = {
+    "apiVersion": NVCRE_API_VERSION,
+    "kind": "Certification",
+    "metadata": {"name": "gpu-cluster-cert"},
+    "spec": {
+        "target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+        "env": [{"name": "NCCL_DEBUG_SUBSYS", "value": "INIT,NET-secret-ish"}],
+        "categories": [
+            {
+                "domain": "communication",
+                "variant": "nccl-all-reduce",
+                "options": {"nodesPerJob": 8, "thresholds": {"busBandwidthGBps": "value >= 300"}},
+            },
+            {"domain": "training", "variant": "nemotron5-8b"},
+        ],
+    },
+}
+
+
+def nvcrectl(kubeconfig: str, *args: str, timeout: float = 600, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "KUBECONFIG": kubeconfig}
+    return subprocess.run([NVCRECTL, *args], capture_output=True, text=True, env=env, timeout=timeout, input=stdin)
+
+
+def test_run_wait_report_html_mcp_cleanup(sim_fleet, controller, kube, kubeconfig, tmp_path, kubectl):
+    sim_fleet.start("seed-failure-sample.yaml")
+    controller.start()
+    cert_file = tmp_path / "certification.yaml"
+    cert_file.write_text(yaml.safe_dump(CERT))
+    results, junit, html = tmp_path / "results.json", tmp_path / "junit.xml", tmp_path / "report.html"
+
+    run = nvcrectl(
+        kubeconfig, "certification", "run", "--cert-file", str(cert_file), "--wait", "--timeout", "8m",
+        "--results-file", str(results), "--junit-file", str(junit), "--html-file", str(html),
+    )
+    out = run.stdout
+    assert run.returncode == 1, f"a FAILED certification exits 1\n{out}\n{run.stderr}\n{controller.log_tail()}"
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", out).group(1)
+    assert "certification.nvcre.nvidia.com/gpu-cluster-cert created in namespace " + ns in out
+    # live progress went to stderr, one line per change, with phases and groups
+    assert "communication/nccl-all-reduce" in run.stderr and "groups" in run.stderr
+    # the report: the seeds' layout, both bad nodes named with their reasons
+    assert "║                      Certification Report                      ║" in out
+    assert "✗  gpu-node-07  ThresholdViolation" in out
+    assert "✗  gpu-node-12  HardwareFailureDetected" in out
+    assert "Result:       FAILED" in out
+    assert "Categories:   1/2 passed" in out
+    assert "NCCL_DEBUG_SUBSYS" in out and "secret-ish" not in out  # env names, never values
+
+    data = json.loads(results.read_text())
+    assert data["schemaVersion"] == "nvcre.report/v1" and data["result"] == "FAILED"
+    reasons = {(d["name"], d["reason"]) for d in data["failedNodeDetails"]}
+    assert {("gpu-node-07", "ThresholdViolation"), ("gpu-node-12", "HardwareFailureDetected")} <= reasons
+    ar = data["categories"][0]
+    assert any(g.get("bandwidth") for g in ar["groups"]), "bandwidth per size per group"
+    assert any(fg.get("failureLog", {}).get("podName") for fg in ar["failedGroups"]), "failure log of the dead group"
+    suites = ET.parse(junit).getroot().findall("testsuite")
+    assert {s.get("name") for s in suites} >= {"communication/nccl-all-reduce", "training/nemotron5-8b"}
+
+    # the report again, as JSON and Markdown; exit code follows the result
+    again = nvcrectl(kubeconfig, "certification", "report", "gpu-cluster-cert", "-n", ns, "-o", "json")
+    assert again.returncode == 1
+    assert json.loads(again.stdout)["failedNodes"] == data["failedNodes"]
+    md = nvcrectl(kubeconfig, "certification", "report", "gpu-cluster-cert", "-n", ns, "-o", "markdown")
+    assert "| `gpu-node-07` | ThresholdViolation |" in md.stdout
+
+    # the common first-day mistake: no -n
+    missing = nvcrectl(kubeconfig, "certification", "report", "gpu-cluster-cert")
+    assert missing.returncode == 2
+    assert "not found in namespace 'default'" in missing.stderr
+    assert f"add -n {ns}" in missing.stderr and f"{ns}/gpu-cluster-cert" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+    _screenshot(html, tmp_path)
+    _keep_run_objects(kubeconfig, ns)
+    _mcp_answers_read_only(kubeconfig, kubectl, ns)
+
+    # cleanup removes the certification, its children and the namespace the run made
+    gone = nvcrectl(kubeconfig, "certification", "cleanup", "gpu-cluster-cert", "-n", ns, "--timeout", "2m")
+    assert gone.returncode == 0, gone.stderr
+    assert f"namespace/{ns} deleted" in gone.stdout
+    assert kube.get(NVCRE_API_VERSION, "Certification", "gpu-cluster-cert", ns) is None
+
+
+def _screenshot(html: Path, tmp_path: Path) -> None:
+    """Open the HTML report in headless Chromium and keep a screenshot to look at."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("chromium is not installed: run hack/install-chromium.sh (Debian's chromium package)", pytrace=False)
+    page = html.read_text()
+    assert "<svg" in page and "gpu-node-07" in page and "<script" not in page
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOT_DIR / "report-failure-sample.png"
+    shot.unlink(missing_ok=True)
+    result = subprocess.run(
+        [
+            chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run",
+            f"--user-data-dir={tmp_path / 'chromium'}", f"--screenshot={shot}", "--window-size=1400,2000",
+            html.resolve().as_uri(),
+        ],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert shot.is_file() and shot.stat().st_size > 20_000, result.stderr[-2000:]
+    shutil.copy(html, SCREENSHOT_DIR / "report-failure-sample.html")
+
+
+def _mcp_answers_read_only(kubeconfig: str, kubectl, ns: str) -> None:
+    """`nvcrectl mcp serve` over stdio with a real MCP client session, running as a
+    ServiceAccount that may only get/list/watch: every tool answers, so none writes."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    reader_kubeconfig = _read_only_kubeconfig(kubeconfig, kubectl, ns)
+    params = StdioServerParameters(command=NVCRECTL, args=["mcp", "serve", "--kubeconfig", reader_kubeconfig])
+
+    async def session():
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            answers = {
+                "list_categories": await client.call_tool("list_categories", {}),
+                "get_certification_status": await client.call_tool("get_certification_status", {"name": "gpu-cluster-cert", "namespace": ns}),
+                "get_certification_report": await client.call_tool("get_certification_report", {"name": "gpu-cluster-cert", "namespace": ns}),
+                "list_failed_nodes": await client.call_tool("list_failed_nodes", {"name": "gpu-cluster-cert", "namespace": ns}),
+                "wrong_namespace": await client.call_tool("get_certification_status", {"name": "gpu-cluster-cert"}),
+            }
+            return tools, answers
+
+    tools, answers = anyio.run(session)
+    assert sorted(t.name for t in tools.tools) == ["get_certification_report", "get_certification_status", "list_categories", "list_failed_nodes"]
+    assert all(t.annotations.read_only_hint for t in tools.tools)
+    for name, answer in answers.items():
+        if name != "wrong_namespace":
+            assert not answer.is_error, f"{name}: {answer.content[0].text}"
+    status = json.loads(answers["get_certification_status"].content[0].text)
+    assert status["result"] == "FAILED" and "gpu-node-12" in status["failedNodes"]
+    failed = json.loads(answers["list_failed_nodes"].content[0].text)["failedNodes"]
+    assert ("gpu-node-07", "ThresholdViolation") in {(f["name"], f["reason"]) for f in failed}
+    report = json.loads(answers["get_certification_report"].content[0].text)["report"]
+    cli = json.loads(nvcrectl(kubeconfig, "certification", "report", "gpu-cluster-cert", "-n", ns, "-o", "json").stdout)
+    assert report["failedNodeDetails"] == cli["failedNodeDetails"] and report["result"] == cli["result"]
+    categories = json.loads(answers["list_categories"].content[0].text)["categories"]
+    assert any((c["domain"], c["variant"]) == ("communication", "nccl-all-reduce") for c in categories)
+    assert answers["wrong_namespace"].is_error and f"add -n {ns}" in answers["wrong_namespace"].content[0].text
+
+
+def _read_only_kubeconfig(admin_kubeconfig: str, kubectl, ns: str) -> str:
+    """A kubeconfig for a ServiceAccount bound to get/list/watch only (no write verb anywhere)."""
+    sa_ns = "nvcre-mcp-reader"
+    kubectl("create", "namespace", sa_ns, check=False)
+    kubectl("-n", sa_ns, "create", "serviceaccount", "reader", check=False)
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "nvcre-mcp-reader"},
+        "rules": [
+            {"apiGroups": ["nvcre.nvidia.com"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "nvcre-mcp-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "nvcre-mcp-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": sa_ns}],
+    }
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all([role, binding]))
+    token = kubectl("-n", sa_ns, "create", "token", "reader", "--duration=1h").stdout.strip()
+    admin = yaml.safe_load(Path(admin_kubeconfig).read_text())
+    cluster = admin["clusters"][0]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [cluster],
+        "users": [{"name": "reader", "user": {"token": token}}],
+        "contexts": [{"name": "reader", "context": {"cluster": cluster["name"], "user": "reader"}}],
+        "current-context": "reader",
+    }
+    path = Path(admin_kubeconfig).with_name(f"mcp-reader-{ns}.kubeconfig")
+    path.write_text(yaml.safe_dump(config))
+    # the reader really cannot write
+    denied = kubectl("--kubeconfig", str(path), "-n", ns, "delete", "certification", "gpu-cluster-cert", "--dry-run=server", check=False)
+    assert denied.returncode != 0 and "forbidden" in denied.stderr.lower()
+    return str(path)
+
+
+def _keep_run_objects(kubeconfig: str, ns: str) -> None:
+    """Save what the API server held for this run (the report's input) beside the screenshot;
+    tests/unit/report/data/ keeps a reviewed copy as a recorded fixture."""
+    from nvcre.kube.client import KubeClient
+    from nvcre.report.collect import collect
+
+    objs = collect(KubeClient.from_kubeconfig(kubeconfig), "Certification", "gpu-cluster-cert", ns)
+    keep = {
+        "root": objs.root, "workflows": objs.workflows, "jobs": objs.jobs,
+        "bandwidthMeasurements": objs.bandwidth_measurements, "goodputMeasurements": objs.goodput_measurements,
+        "nodes": [{"metadata": {"name": n["metadata"]["name"], "labels": n["metadata"].get("labels", {})}} for n in objs.nodes],
+    }
+    (SCREENSHOT_DIR / "run-objects-failure-sample.json").write_text(json.dumps(keep, indent=1))
