@@ -76,6 +76,7 @@ class DiagnosePolicy:
     topology_key: str = "nvidia.com/gpu.clique"
     max_screen_size: int = 32        # screen groups larger than this are chunked
     cross_check: str = "full"        # full | representatives | none (see module docstring)
+    cross_check_after_faults: bool = False  # also run it (without the bad nodes) when faults were found
     threshold: float | None = None   # bandwidth pass line, used to spot marginal results
     marginal_band: float = 0.03      # relative distance to threshold that counts as marginal
     max_rounds: int = 60             # safety net; open questions become "unresolved"
@@ -96,7 +97,8 @@ class DiagnosePolicy:
         out = {
             "minGroupSize": self.min_group_size, "maxConcurrent": self.max_concurrent,
             "topologyKey": self.topology_key, "maxScreenSize": self.max_screen_size,
-            "crossCheck": self.cross_check, "marginalBand": self.marginal_band,
+            "crossCheck": self.cross_check, "crossCheckAfterFaults": self.cross_check_after_faults,
+            "marginalBand": self.marginal_band,
             "maxRounds": self.max_rounds,
         }
         if self.threshold is not None:
@@ -109,6 +111,7 @@ class DiagnosePolicy:
             min_group_size=d.get("minGroupSize", 2), max_concurrent=d.get("maxConcurrent", 0),
             topology_key=d.get("topologyKey", "nvidia.com/gpu.clique"),
             max_screen_size=d.get("maxScreenSize", 32), cross_check=d.get("crossCheck", "full"),
+            cross_check_after_faults=bool(d.get("crossCheckAfterFaults", False)),
             threshold=d.get("threshold"), marginal_band=d.get("marginalBand", 0.03),
             max_rounds=d.get("maxRounds", 60),
         )
@@ -286,6 +289,17 @@ def _case_in(case: Mapping) -> dict:
 
 
 # ---- public API ----------------------------------------------------------------------
+
+def topology_from_labels(nodes: Iterable[str], labels: Mapping[str, Mapping[str, str]],
+                         key: str) -> dict[str, str]:
+    """node -> rack/clique from Node labels; nodes without the label get no entry."""
+    out = {}
+    for n in nodes:
+        value = (labels.get(n) or {}).get(key)
+        if value:
+            out[n] = value
+    return out
+
 
 def start(nodes: Iterable[str], topology: Mapping[str, str] | None = None,
           policy: DiagnosePolicy | None = None) -> DiagnoseState:
@@ -508,16 +522,21 @@ class _Planner:
     def late_cross_check(self) -> bool:
         """Run the skipped cross check when every screen failure turned out to be noise."""
         s = self.s
-        if s.bad_nodes or s.bad_links or s.bad_racks or s.unresolved or s.policy.cross_check == "none":
+        found = bool(s.bad_nodes or s.bad_links or s.bad_racks or s.unresolved)
+        if s.policy.cross_check == "none" or (found and not s.policy.cross_check_after_faults):
             return False
         if any(t[2] == "cross" for t in s.tests) or not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
             return False
         if sum(1 for t in s.tests if t[2] == "screen") < 2:
             return False
+        members = [i for i, st in enumerate(s.status) if st == "g"]
+        if len(members) < 2:
+            return False
         s.notes = [n for n in s.notes if not n.startswith("cross-group check skipped")]
-        s.notes.append("every screen failure was noise: the cross-group check ran afterwards")
+        s.notes.append("the cross-group check ran after the screen failures were settled"
+                       + (" (without the nodes named bad)" if found else ""))
         step = "giant" if s.policy.cross_check == "full" else "repgroup"
-        self.new_case("cross", step, members=list(range(len(s.names))))
+        self.new_case("cross", step, members=members)
         return True
 
     def explained(self, nodes: Sequence[int]) -> bool:
@@ -540,6 +559,8 @@ class _Planner:
         s = self.s
         if s.reopens >= 2:
             return False
+        screens: list[int] = []
+        other: int | None = None
         for tid, (_r, nodes, tag, outcome, _m, _w) in enumerate(s.tests):
             if outcome == "P" or len(nodes) < 3 or tag not in ("screen", "cross", "retest", "search"):
                 continue
@@ -548,12 +569,25 @@ class _Planner:
             members = set(nodes)
             if any(t[3] == "P" and members <= set(t[1]) for t in s.tests[tid + 1:]):
                 continue  # a later run of the same nodes (or more) passed: it was noise
-            s.reopens += 1
-            self.mark(nodes, "g")
-            s.notes.append(f"round {_r} {tag} failure of {len(nodes)} node(s) was still unexplained; searched again")
-            self.new_case("search", "split", members=list(nodes), origin=[tid])
+            if tag == "screen":
+                screens.append(tid)
+            elif other is None:
+                other = tid
+        if not screens and other is None:
+            return False
+        s.reopens += 1
+        if screens:  # disjoint screen groups: run each once more, all in one round
+            for tid in screens:
+                nodes = s.tests[tid][1]
+                self.mark(nodes, "g")
+                self.new_case("group", "retest", members=list(nodes), origin=[tid])
+            s.notes.append(f"{len(screens)} screen failure(s) were still unexplained; ran them again")
             return True
-        return False
+        r, nodes, tag = s.tests[other][:3]
+        self.mark(nodes, "g")
+        s.notes.append(f"round {r} {tag} failure of {len(nodes)} node(s) was still unexplained; searched it again")
+        self.new_case("search", "split", members=list(nodes), origin=[other])
+        return True
 
     def add(self, case: dict, slot: str, nodes: Sequence[int], tag: str) -> None:
         overlap = {i for i in nodes if i in self.busy and i not in self.claimed}
@@ -629,7 +663,7 @@ class _Planner:
             self.open_group(g, [tid])
         multi = len(case["groups"]) > 1
         if failing:
-            if multi and self.s.policy.cross_check != "none":
+            if multi and self.s.policy.cross_check != "none" and not self.s.policy.cross_check_after_faults:
                 self.s.notes.append(
                     f"cross-group check skipped: {len(failing)} screen group(s) failed; cross-rack links and "
                     "rack uplinks are certified by a clean diagnose run after repair")
@@ -1060,6 +1094,15 @@ def _case_nodes(case: Mapping) -> list[int]:
     return nodes
 
 
+def _capped(notes: list[str], limit: int = 20) -> list[str]:
+    """Notes for the status: repeated lines counted once, at most ``limit`` lines."""
+    counts: dict[str, int] = {}
+    for n in notes:
+        counts[n] = counts.get(n, 0) + 1
+    out = [n if c == 1 else f"{n} (x{c})" for n, c in counts.items()]
+    return out if len(out) <= limit else out[:limit] + [f"... {len(out) - limit} more"]
+
+
 # ---- verdict -------------------------------------------------------------------------
 
 def verdict(state: DiagnoseState) -> Verdict:
@@ -1115,6 +1158,6 @@ def verdict(state: DiagnoseState) -> Verdict:
     good = [nm[i] for i, st in enumerate(s.status) if st == "g"]
     return Verdict(
         bad_nodes=bad_nodes, bad_links=bad_links, bad_racks=bad_racks, good_nodes=good,
-        unresolved=unresolved, notes=list(s.notes), rounds=s.round, tests=len(s.tests),
+        unresolved=unresolved, notes=_capped(s.notes), rounds=s.round, tests=len(s.tests),
         node_rounds=sum(len(t[1]) for t in s.tests),
     )

@@ -33,6 +33,7 @@ NOMINAL_GBPS = 400.0
 THRESHOLD_RATIO = 0.9
 RACK_SIZES = {16: 4, 64: 16, 232: 18, 512: 16, 4096: 16}
 KINDS = ("healthy", "node", "nodes", "link-intra", "link-cross", "rack")
+EXTRA_KINDS = ("node+link",)  # one bad node and one link anywhere (the end-to-end test's shape)
 
 
 def cluster(n: int, rack_size: int | None = None) -> tuple[list[str], dict[str, str]]:
@@ -81,8 +82,8 @@ class Scenario:
 def make_scenario(n: int, kind: str, seed: int, flip: float = 0.0, bw_sigma: float = 0.02,
                   rack_size: int | None = None) -> Scenario:
     """One random cluster of ``kind`` (see ``KINDS``); same arguments, same scenario."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}")
+    if kind not in KINDS + EXTRA_KINDS:
+        raise ValueError(f"kind must be one of {KINDS + EXTRA_KINDS}")
     rng = random.Random(f"{n}:{kind}:{seed}")
     nodes, topo = cluster(n, rack_size)
     sc = Scenario(nodes, topo, flip=flip, bw_sigma=bw_sigma, seed=seed, kind=kind)
@@ -104,6 +105,10 @@ def make_scenario(n: int, kind: str, seed: int, flip: float = 0.0, bw_sigma: flo
         a = rng.choice(nodes)
         b = rng.choice([x for x in nodes if topo[x] != topo[a]])
         sc.bad_links = {frozenset((a, b)): degraded()}
+    elif kind == "node+link":
+        a, b, c = rng.sample(nodes, 3)
+        sc.bad_nodes = {a: degraded()}
+        sc.bad_links = {frozenset((b, c)): degraded()}
     elif kind == "rack":
         sc.bad_racks = {rng.choice(sorted(set(topo.values()))): degraded()}
     return sc

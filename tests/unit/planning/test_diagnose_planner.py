@@ -231,3 +231,29 @@ def test_marginal_results_never_convict_alone():
     while isinstance(step := next_round(state), Round):
         state = record(state, [fleet.run(g) for g in step.groups])
     assert step.passed
+
+
+def test_topology_from_labels_skips_unlabelled_nodes():
+    from nvcre.planning.diagnose import topology_from_labels
+
+    labels = {"a": {"k": "r1"}, "b": {"other": "x"}, "c": {"k": ""}}
+    assert topology_from_labels(["a", "b", "c", "d"], labels, "k") == {"a": "r1"}
+
+
+def test_nodes_without_topology_are_screened_in_chunks():
+    names = [f"n{i:02d}" for i in range(30)]
+    state = start(names, {}, DiagnosePolicy())
+    step = next_round(state)
+    assert all(2 <= len(g) <= 6 for g in step.groups)  # ceil(sqrt(30)) = 6
+    assert sorted(n for g in step.groups for n in g) == names
+
+
+def test_a_node_and_a_cross_rack_link_together_with_the_cross_check_after_faults():
+    sc = scenario(nodes=[13], links=[(3, 27)])
+    v, _, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True))
+    assert {b["name"] for b in v.bad_nodes} == names(13)
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0003", "gpu-node-0027")]
+    # the default skips the cross check once a fault is found, and says so
+    v, _, _ = drive(sc)
+    assert {b["name"] for b in v.bad_nodes} == names(13) and not v.bad_links
+    assert any("cross-group check skipped" in n for n in v.notes)
