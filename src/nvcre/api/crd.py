@@ -1,7 +1,7 @@
 """Generate the CRDs from the API models, so the schema can never drift from the code.
 
     python -m nvcre.api.crd --write charts/nvcre/crds   # regenerate
-    python -m nvcre.api.crd --check charts/nvcre/crds   # exit 1 when the files are stale
+    python -m nvcre.api.crd --check charts/nvcre/crds   # exit 1 when the files are stale (DIR optional)
 
 Pydantic's JSON schema is turned into a structural OpenAPI v3 schema: references
 inlined, optional values un-wrapped, every node typed, ``x-kubernetes-*``
@@ -345,8 +345,11 @@ def _check(directory: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvcre.api.crd", description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", metavar="DIR", type=Path, help="write the CRDs into DIR")
-    mode.add_argument("--check", metavar="DIR", type=Path, help="exit 1 when DIR differs from the models")
+    default = Path("charts/nvcre/crds")
+    mode.add_argument("--write", metavar="DIR", type=Path, nargs="?", const=default, help=f"write the CRDs into DIR ({default})")
+    mode.add_argument(
+        "--check", metavar="DIR", type=Path, nargs="?", const=default, help=f"exit 1 when DIR ({default}) differs from the models"
+    )
     args = parser.parse_args(argv)
     return _write(args.write) if args.write else _check(args.check)
 

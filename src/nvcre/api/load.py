@@ -62,10 +62,17 @@ def load_text(text: str, source: str = "<input>") -> list[BaseModel]:
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise UserError(f"{source}:{where}: invalid YAML: {problem}") from None
-    objects = [parse_object(doc, source=source) for doc in documents if doc is not None]
+    objects = [parse_object(item, source=source) for doc in documents if doc is not None for item in _items(doc)]
     if not objects:
         raise UserError(f"{source}: no objects found")
     return objects
+
+
+def _items(doc: Any) -> list[Any]:
+    """A document, or the items of a ``kind: List`` document (what ``kubectl get -o yaml`` writes)."""
+    if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+        return doc["items"]
+    return [doc]
 
 
 def _named(source: str | None, obj: dict) -> str | None:
@@ -117,9 +124,11 @@ def describe_error(err: ValidationError, model: type[BaseModel]) -> tuple[str, s
     field = format_path(loc)
     ctx = chosen.get("ctx") or {}
     problem = ctx.get("error")
+    others = {format_path(e.get("loc", ())) for e in errors} - {field}
+    more = f" (and {len(others)} more problem{'s' if len(others) > 1 else ''})" if others else ""
     if isinstance(problem, FieldProblem):
-        return join_path(field, problem.path) or "(document)", problem.message
-    return field or "(document)", _message(chosen, loc, model)
+        return join_path(field, problem.path) or "(document)", problem.message + more
+    return field or "(document)", _message(chosen, loc, model) + more
 
 
 def _most_relevant(errors: list[dict[str, Any]]) -> dict[str, Any]:

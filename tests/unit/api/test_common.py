@@ -100,3 +100,25 @@ def test_status_objects_read_back_from_the_server_parse():
     job = parse_object(obj)
     assert job.status.measurements.bandwidth[0].bus_bw_gbps == 932.09
     assert job.status.failed_nodes[0].reason == "WorkloadFailed"
+
+
+def test_a_kubectl_list_document_is_expanded(tmp_path):
+    listing = tmp_path / "list.yaml"
+    listing.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: nvcre.nvidia.com/v1alpha1\n  kind: LogProfile\n  metadata: {name: a}\n"
+        "  spec: {timestamp: {layout: x}}\n"
+        "- apiVersion: nvcre.nvidia.com/v1alpha1\n  kind: LogProfile\n  metadata: {name: b}\n"
+        "  spec: {timestamp: {layout: x}}\n"
+    )
+    assert [o.name for o in load_file(listing)] == ["a", "b"]
+
+
+def test_the_message_counts_further_problems():
+    from nvcre.errors import ManifestError
+
+    obj = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": "x"},
+           "spec": {"numNodes": 0, "framework": {"exec": {"command": ["true"]}}}}
+    with pytest.raises(ManifestError) as caught:
+        parse_object(obj)
+    assert "(and 1 more problem)" in str(caught.value)
