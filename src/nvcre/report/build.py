@@ -724,12 +724,16 @@ def _next_steps(category: CategoryReport, namespace: str) -> list[str]:
     steps: list[str] = []
     measures_bandwidth = category.domain in BANDWIDTH_DOMAINS or any(g.bandwidth for g in category.groups)
     if category.status == "Failed" and measures_bandwidth and category.test_scale != "diagnose":
+        def blamed(fg: FailedGroup) -> set[str]:
+            return {n.name for n in category.failed_nodes if n.name in fg.nodes or n.group == fg.name}
+
         unattributed = [
             fg
             for fg in category.failed_groups
             if fg.node_count >= 2
             and (
-                not any(n.name in fg.nodes or n.group == fg.name for n in category.failed_nodes)
+                not blamed(fg)  # nobody named
+                or blamed(fg) >= set(fg.nodes)  # the whole group named: no node singled out
                 or not any(g.name == fg.name and g.bandwidth for g in category.groups)
             )
         ]
@@ -759,6 +763,7 @@ def _training(groups: list[GroupResult], jobs_by_name: dict, gms: list[dict]) ->
         if not st:
             continue
         ratio = to_float(st.get("result", st.get("goodputRatio")))
+        ratio = ratio if ratio is not None and ratio > 0 else None  # 0 means not measured
         tflops = to_float(st.get("avgTFLOPSPerGPU", st.get("avgTFLOPsPerGPU")))
         step = to_float(st.get("avgStepTimeSec"))
         if ratio is None and tflops is None and step is None:
@@ -916,7 +921,9 @@ def _node_results(report: Report, node_domains: dict[str, str]) -> list[NodeResu
             r.reasons.append(label)
     for ex in report.exclusions:
         r = entry(ex.name)
-        r.status = "Excluded"
-        if ex.reason and ex.reason not in r.reasons:
-            r.reasons.append(ex.reason)
+        if r.status != "Failed":  # a node that failed somewhere shows failed, excluded or not
+            r.status = "Excluded"
+        label = f"excluded: {ex.reason}" if ex.reason else "excluded"
+        if label not in r.reasons:
+            r.reasons.append(label)
     return sorted(results.values(), key=lambda r: (r.domain or "~", r.name))

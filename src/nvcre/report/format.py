@@ -57,3 +57,16 @@ def truncate(text: str, width: int) -> str:
     if width <= 3:
         return text[:width]
     return text[: width - 3] + "..."
+
+
+HEADLINE_MIN_BYTES = 1 << 20
+HEADLINE_ROWS = 8
+
+
+def headline_rows(rows: list, limit: int = HEADLINE_ROWS) -> list:
+    """The sizes a person reads: 1 MB and up (below, latency dominates), the largest ``limit``.
+
+    The JSON report keeps every size; text, Markdown and the HTML table show these.
+    """
+    big = [r for r in rows if r.size_bytes >= HEADLINE_MIN_BYTES] or list(rows)
+    return big[-limit:]

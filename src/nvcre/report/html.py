@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from nvcre.report.format import human_size
+from nvcre.report.format import headline_rows, human_size
 from nvcre.report.model import CategoryReport, GroupResult, NodeResult, Report
 
 PALETTE = ["#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563"]
@@ -197,8 +197,11 @@ def _bandwidth_table(c: CategoryReport) -> str:
         f"<tr><td class='num'>{escape(r.size)}</td><td class='num'>{escape(r.alg_bw)}</td>"
         f"<td class='num{' low' if r.low else ''}'>{escape(r.bus_bw)}{' LOW' if r.low else ''}</td>"
         f"<td class='num'>{r.samples}</td></tr>"
-        for r in c.bandwidth
+        for r in headline_rows(c.bandwidth)
     )
+    hidden = len(c.bandwidth) - len(headline_rows(c.bandwidth))
+    if hidden:
+        title += f"; {hidden} smaller sizes are in the plot and the JSON report"
     return (
         f"<table class='bw'><caption style='text-align:left;color:#6b7280;font-size:13px'>Bandwidth by message size ({title})</caption>"
         "<thead><tr><th class='num'>Size</th><th class='num'>AlgBW</th><th class='num'>BusBW</th>"
@@ -296,7 +299,7 @@ def _plot(groups: list[GroupResult], minimum: float | None) -> str:
                     f"<title>{escape(g.name)} · {escape(r.size)}: {escape(r.bus_bw)} ({r.samples} samples)</title></circle>"
                 )
         ly = top + 12 + i * 18
-        label = g.domain or g.name
+        label = g.name if sum(1 for o in shown if o.domain == g.domain) > 1 or not g.domain else g.domain
         flag = " LOW" if g.below_min else (" (provisional)" if g.provisional else "")
         out.append(f'<line x1="{left + pw + 16}" x2="{left + pw + 36}" y1="{ly - 4}" y2="{ly - 4}" stroke="{color}" stroke-width="3"/>')
         out.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nvcre.report.format import headline_rows
 from nvcre.report.model import CategoryReport, Report
 
 _MARK = {"Succeeded": "✅", "Failed": "❌", "Running": "⏳", "Pending": "⏸"}
@@ -61,7 +62,7 @@ def _category(c: CategoryReport) -> list[str]:
     out += facts + [""]
     if c.bandwidth:
         out += ["| Size | AlgBW | BusBW | Samples | |", "|---:|---:|---:|---:|---|"]
-        for r in c.bandwidth:
+        for r in headline_rows(c.bandwidth):
             out.append(f"| {r.size} | {r.alg_bw} | {r.bus_bw} | {r.samples} | {'LOW' if r.low else ''} |")
         out.append("")
     if c.failed_groups:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-from nvcre.report.format import truncate
+from nvcre.report.format import headline_rows, truncate
 from nvcre.report.model import CategoryReport, GroupResult, Report
 
 WIDTH = 66
@@ -125,16 +125,21 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
                 body.append(_reason_line(f"Pod:  {log.pod_name}", 11))
                 body.append(_reason_line(f"Node: {log.node_name}{exit_text}", 11))
                 if log.tail:
-                    tail = log.tail.splitlines()[-8:]
+                    tail = _log_lines(log.tail)
                     body.append("           Tail:")
                     body += [_reason_line(t, 13) for t in tail]
 
     if c.failed_nodes:
         body += ["", "  Failed Nodes:"]
-        for n in c.failed_nodes:
-            body.append(f"      ✗  {n.name}  {n.reason}")
-            if n.message:
-                body += _indented(n.message, 9, max_lines=3)
+        for (reason, message), names in _same_failure(c).items():
+            if len(names) == 1:
+                body.append(f"      ✗  {names[0]}  {reason}")
+            else:
+                body.append(f"      ✗  {len(names)} nodes  {reason}")
+            if message:
+                body += _indented(message, 9, max_lines=3)
+            if len(names) > 1:
+                body += _node_list(names)
 
     measured = [g for g in c.groups if g.bandwidth or g.phase == "Failed"]
     if len([g for g in c.groups if g.bandwidth]) > 1 and len(c.groups) > 1:
@@ -160,7 +165,10 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
             body.append("")
         body.append("  Bandwidth:")
         body.append(f"    {'Size':<11}{'AlgBW':<13}{'BusBW':<13}Samples")
-        for r in c.bandwidth:
+        shown = headline_rows(c.bandwidth)
+        if len(shown) < len(c.bandwidth):
+            body.append(f"    ({len(c.bandwidth) - len(shown)} smaller sizes in -o json)")
+        for r in shown:
             flag = "  LOW" if r.low else ""
             body.append(f"    {r.size:<11}{r.alg_bw:<13}{r.bus_bw:<13}{r.samples}{flag}")
         if any(r.provisional for r in c.bandwidth):
@@ -174,8 +182,22 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
     return body
 
 
-def _group_label(g: GroupResult) -> str:
-    if g.domain:
+def _same_failure(c: CategoryReport) -> dict[tuple[str, str], list[str]]:
+    """Failed nodes sharing one reason and message (a whole group blamed at once) print once."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for n in c.failed_nodes:
+        out.setdefault((n.reason, n.message), []).append(n.name)
+    return out
+
+
+def _log_lines(tail: str, keep: int = 8) -> list[str]:
+    """The informative end of a log: separator rules and blank lines dropped."""
+    lines = [line for line in tail.splitlines() if line.strip() and line.strip().strip("-=*#_~ ")]
+    return lines[-keep:]
+
+
+def _group_label(g: GroupResult, unique_domain: bool = True) -> str:
+    if g.domain and unique_domain:
         return f"{g.domain} ({len(g.nodes)} nodes)"
     if 0 < len(g.nodes) <= 4:
         return f"{g.name} ({', '.join(g.nodes)})"
@@ -196,10 +218,11 @@ def _group_rows(groups: list[GroupResult], listed: set[str]) -> list[str]:
         shown = [g for g in groups if g.phase == "Failed" or g.below_min]
         hidden = [g for g in groups if g not in shown]
     rows = []
+    domains = [g.domain for g in groups]
     for g in shown:
         bad = g.phase == "Failed" or g.below_min
         mark = "✗" if bad else ("?" if g.provisional or g.phase != "Succeeded" else "✓")
-        rows.append(f"      {mark}  {_group_label(g)}")
+        rows.append(f"      {mark}  {_group_label(g, domains.count(g.domain) == 1)}")
         if g.bus_bw:
             rows.append(f"         {g.bus_bw}{'  LOW' if g.below_min else ''}{'  (provisional)' if g.provisional else ''}")
         else:
