@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit venv bench clean
+.PHONY: demo test unit venv bench clean kube
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
@@ -20,8 +20,14 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/nvcrectl certification render examples/certification.yaml --platform aws --gpu-arch h100 --nodes 16
 
+## Pinned control-plane binaries (etcd, kube-apiserver, kube-scheduler,
+## kube-controller-manager, kubectl, helm): built once into ~/.cache/nvcre, then reused.
+## NVCRE_KUBE_BIN=<dir> uses binaries you already have.
+kube:
+	bash hack/kube/build.sh
+
 ## The whole test suite: unit, integration (real control plane) and end-to-end.
-test: $(STAMP)
+test: $(STAMP) kube
 	$(PY) -m pytest tests
 
 unit: $(STAMP)
