@@ -285,6 +285,9 @@ def init(
             helm.run("template", release, str(chart_path), "-n", namespace, *value_args)
             applied = apply_crds(client, Path(chart_path))
             print(f"crds: {applied} applied")
+            adopted = adopt_log_profiles(client, Path(chart_path), release, namespace)
+            if adopted:
+                print(f"logprofiles: {', '.join(adopted)} already present (installed by a controller); handed to the release")
             helm.run("upgrade", "--install", release, str(chart_path), "-n", namespace, "--create-namespace", *value_args)
         _, new_revision = helm.release_values(release, namespace)
         print(f"helm: release {release} {'upgraded' if revision else 'installed'} (revision {new_revision}) in namespace {namespace}")
@@ -329,6 +332,34 @@ def apply_crds(client: KubeClient, chart: Path) -> int:
             )
             count += 1
     return count
+
+
+def adopt_log_profiles(client: KubeClient, chart: Path, release: str, namespace: str) -> list[str]:
+    """Mark default LogProfiles a controller already created as the release's, so Helm
+    takes them over instead of refusing to install over objects it does not own."""
+    adopted = []
+    for path in sorted((chart / "files" / "logprofiles").glob("*.yaml")):
+        name = (yaml.safe_load(path.read_text()) or {}).get("metadata", {}).get("name")
+        current = client.get(f"{API_GROUP}/v1alpha1", "LogProfile", name) if name else None
+        if current is None:
+            continue
+        annotations = current["metadata"].get("annotations") or {}
+        if annotations.get("meta.helm.sh/release-name") == release:
+            continue
+        client.merge_patch(
+            f"{API_GROUP}/v1alpha1",
+            "LogProfile",
+            name,
+            None,
+            {
+                "metadata": {
+                    "labels": {"app.kubernetes.io/managed-by": "Helm"},
+                    "annotations": {"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": namespace},
+                }
+            },
+        )
+        adopted.append(name)
+    return adopted
 
 
 # ---------------------------------------------------------------- status

@@ -384,11 +384,7 @@ def _category(
         groups_done=sum(1 for g in groups if g.phase in ("Succeeded", "Failed")),
         groups_total=orch.get("totalGroups") or len(groups),
         iterations=iterations if iterations and iterations > 1 else None,
-        placement=(
-            f"Unpinned ({exercised or 0} of {total_nodes} target nodes exercised)"
-            if placement == "Unpinned" and total_nodes
-            else ("Unpinned" if placement == "Unpinned" else None)
-        ),
+        placement=_placement_text(placement, exercised, total_nodes),
         target_nodes=total_nodes,
         exercised_nodes=exercised,
         mnnvl=_mnnvl(plan, spec, orch),
@@ -408,6 +404,17 @@ def _category(
     )
     category.next_steps = _next_steps(category, namespace)
     return category
+
+
+def _placement_text(placement: str | None, exercised: int | None, total: int | None) -> str | None:
+    """Only Unpinned gets a Placement line: how much of the target the one job used."""
+    if placement != "Unpinned":
+        return None
+    if exercised and total:
+        return f"Unpinned ({exercised} of {total} target nodes exercised)"
+    if total:
+        return f"Unpinned (the scheduler picks among {total} target nodes)"
+    return "Unpinned"
 
 
 def _category_status(parent: str | None, wconds: list[dict]) -> str:
@@ -453,7 +460,8 @@ def _group(
     if job is None:
         job = next((j for j in jobs if ((j.get("metadata") or {}).get("labels") or {}).get(LABEL_GROUP) == g.get("name")), None)
         job_name = (job or {}).get("metadata", {}).get("name", job_name)
-    nodes = list(g.get("nodes") or [])
+    # Unpinned groups name no nodes up front; the Job records where its pods ran
+    nodes = list(g.get("nodes") or []) or list(((job or {}).get("status") or {}).get("nodesRan") or [])
     domains = g.get("domains") or []
     group = GroupResult(
         name=g.get("name", ""),

@@ -1,0 +1,160 @@
+"""Install, inspect and remove nvcre the way a new user does, as subprocesses against the
+test bed: `setup init` (Helm, kept values, bad input), `setup status`, `cluster info`,
+`rbac print | kubectl apply`, `setup reset` keeping CRDs it does not own, and the
+wrong-input cases (unknown category, missing file, wrong namespace, bad --set)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+NVCRECTL = str(Path(sys.executable).with_name("nvcrectl"))
+REPO = Path(__file__).resolve().parents[2]
+KINDS = ("certifications", "workflows", "jobs", "workloadruns", "bandwidthmeasurements", "goodputmeasurements", "logprofiles")
+FOREIGN_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "jobsets.jobset.x-k8s.io"},
+    "spec": {
+        "group": "jobset.x-k8s.io",
+        "names": {"kind": "JobSet", "plural": "jobsets", "singular": "jobset", "listKind": "JobSetList"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1alpha2",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+        ],
+    },
+}
+
+
+def nvcrectl(kubeconfig: str, *args: str, helm_path: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "KUBECONFIG": kubeconfig}
+    if helm_path:
+        env["NVCRE_HELM"] = helm_path
+    return subprocess.run([NVCRECTL, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _restore_crds(kubectl) -> None:
+    """Other end-to-end tests share this API server: put the nvcre CRDs back."""
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "charts" / "nvcre" / "crds"))
+    for plural in KINDS:
+        kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{plural}.nvcre.nvidia.com")
+
+
+def test_setup_init_status_reset(control_plane, kubeconfig, kubectl, crds):
+    helm = str(control_plane.helm_path)
+    ns = "nvcre-e2e-setup"
+    kubectl("apply", "-f", "-", input=json.dumps(FOREIGN_CRD))
+    try:
+        # bad input first: nothing is installed
+        bad = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--set", "rbac.scope=everywhere", helm_path=helm)
+        assert bad.returncode == 2 and "rbac.scope must be cluster or namespaced" in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
+        bad_set = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--set", "controller.replicas", helm_path=helm)
+        assert bad_set.returncode == 2 and "expected KEY=VALUE" in bad_set.stderr
+        bad_phase = nvcrectl(kubeconfig, "setup", "init", "-y", "--skip-phases", "crds", helm_path=helm)
+        assert bad_phase.returncode == 2 and "accepted: deps, helm" in bad_phase.stderr
+
+        # install: the controller runs as a local process on the test bed, so 0 replicas
+        first = nvcrectl(
+            kubeconfig, "setup", "init", "-y", "-n", ns,
+            "--set", "controller.replicas=0", "--set", "controller.resources.limits.memory=1Gi", helm_path=helm,
+        )
+        assert first.returncode == 0, first.stderr
+        assert "Preflight" in first.stdout and "--set controller.resources.limits.memory" in first.stdout
+        assert "1Gi" not in first.stdout  # value sources are listed, contents are not
+        assert "release nvcre installed (revision 1)" in first.stdout
+
+        # a second run with one new value keeps the earlier ones
+        second = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--rbac-scope", "namespaced", helm_path=helm)
+        assert second.returncode == 0, second.stderr
+        assert "kept from the installed release: controller.replicas, controller.resources.limits.memory" in second.stdout
+        values = json.loads(subprocess.run([helm, "get", "values", "nvcre", "-n", ns, "-o", "json"], capture_output=True,
+                                           text=True, env={**os.environ, "KUBECONFIG": kubeconfig}, check=True).stdout)
+        assert values["controller"]["resources"]["limits"]["memory"] == "1Gi"
+        assert values["rbac"]["scope"] == "namespaced" and values["controller"]["replicas"] == 0
+
+        status = nvcrectl(kubeconfig, "setup", "status", "-n", ns)
+        for line in ("✓ CRDs", "✓ Helm release", "✓ Controller", "✓ RBAC", "✓ LogProfiles"):
+            assert line in status.stdout, status.stdout
+        assert "DCGM" in status.stdout and "GPU Operator labels" in status.stdout
+
+        # rbac print, applied, grants the controller's ServiceAccount a run namespace
+        printed = nvcrectl(kubeconfig, "rbac", "print", "--namespace", "team-a", "--controller-namespace", ns)
+        binding = yaml.safe_load(printed.stdout)
+        assert binding["kind"] == "RoleBinding" and binding["roleRef"]["name"] == "nvcre-run-role"
+        kubectl("create", "namespace", "team-a", check=False)
+        kubectl("apply", "-f", "-", input=printed.stdout)
+        sa = f"system:serviceaccount:{ns}:nvcre"
+        assert kubectl("auth", "can-i", "create", "pods", "-n", "team-a", f"--as={sa}", check=False).stdout.strip() == "yes"
+        assert kubectl("auth", "can-i", "create", "pods", "-n", "team-b", f"--as={sa}", check=False).stdout.strip() == "no"
+        assert kubectl("auth", "can-i", "patch", "nodes", f"--as={sa}", check=False).stdout.strip() == "no"
+
+        bad_reset = nvcrectl(kubeconfig, "setup", "reset", "-y", "--skip-phases", "crds", helm_path=helm)
+        assert bad_reset.returncode == 2 and "accepted: cr, helm, deps" in bad_reset.stderr
+        reset = nvcrectl(kubeconfig, "setup", "reset", "-y", "-n", ns, helm_path=helm)
+        assert reset.returncode == 0, reset.stderr
+        assert "uninstalled" in reset.stdout and "deleted 7 nvcre CRDs" in reset.stdout
+        crd_names = kubectl("get", "crd", "-o", "name").stdout
+        assert "jobsets.jobset.x-k8s.io" in crd_names  # not ours: kept
+        assert "nvcre.nvidia.com" not in crd_names
+        after = nvcrectl(kubeconfig, "setup", "status", "-n", ns)
+        assert after.returncode == 1 and "✗ Helm release" in after.stdout
+    finally:
+        kubectl("delete", "crd", "jobsets.jobset.x-k8s.io", "--ignore-not-found")
+        kubectl("delete", "namespace", "team-a", "--ignore-not-found", "--wait=false")
+        subprocess.run([helm, "uninstall", "nvcre", "-n", ns], capture_output=True, env={**os.environ, "KUBECONFIG": kubeconfig})
+        _restore_crds(kubectl)
+
+
+def test_cluster_info_sees_the_fleet(sim_fleet, kubeconfig):
+    sim_fleet.start("seed-failure-sample.yaml")
+    info = nvcrectl(kubeconfig, "cluster", "info", "-o", "json")
+    assert info.returncode == 0, info.stderr
+    summary = json.loads(info.stdout)
+    assert summary["platform"] == "aws" and summary["gpuArchitecture"] == "h100"
+    assert summary["gpuNodes"] == 16 and summary["readyGPUNodes"] == 16
+    assert summary["gpus"] == 16 * 8
+    table = nvcrectl(kubeconfig, "cluster", "info")
+    assert "Platform:  aws" in table.stdout and "16 ready of 16" in table.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["certification", "run", "--category", "communication/nccl-all-sideways"], "unknown category; known:"),
+        (["certification", "run", "--cert-file", "/nonexistent/cert.yaml"], "/nonexistent/cert.yaml: no such file"),
+        (["workloadrun", "run", "/nonexistent/run.yaml"], "/nonexistent/run.yaml: no such file"),
+        (["certification", "run", "--category", "communication/nccl-all-reduce", "--wait", "--timeout", "0s"], "below 1s"),
+        (["certification", "report", "no-such-cert", "-n", "nowhere"], "not found in namespace 'nowhere'"),
+        (["certification", "cleanup", "no-such-cert", "-n", "nowhere"], "not found in namespace 'nowhere'"),
+        (["certification", "report", "x", "-o", "yaml"], "unknown format 'yaml'"),
+    ],
+)
+def test_wrong_input_is_a_clear_error(kubeconfig, crds, args, message):
+    result = nvcrectl(kubeconfig, *args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_manifest_names_the_field(kubeconfig, crds, tmp_path):
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(yaml.safe_dump({
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "c"},
+        "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-all-reduce",
+                                                "options": {"testScale": "sideways"}}]},
+    }))
+    result = nvcrectl(kubeconfig, "certification", "run", "--cert-file", str(cert))
+    assert result.returncode == 2
+    assert "spec.categories[0].options.testScale" in result.stderr

@@ -1,0 +1,55 @@
+"""`nvcrectl workloadrun run FILE --wait` on a healthy simulated fleet: the seeds'
+WorkloadRun quick start (NCCL all-reduce, MPI, Unpinned placement, four nodes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+NVCRECTL = str(Path(sys.executable).with_name("nvcrectl"))
+
+RUN = {
+    "apiVersion": "nvcre.nvidia.com/v1alpha1",
+    "kind": "WorkloadRun",
+    "metadata": {"name": "nccl-all-reduce"},
+    "spec": {
+        "image": "nvcr.io/nvidia/pytorch:26.01-py3",
+        "numNodes": 4,
+        "framework": {
+            "mpi": {
+                "binary": "/usr/local/bin/all_reduce_perf_mpi",
+                "mpirunPath": "/usr/local/mpi/bin/mpirun",
+                "args": ["-b", "8", "-e", "32G", "-f", "2", "-n", "100"],
+            }
+        },
+        "orchestration": {"placement": "Unpinned"},
+        "bandwidthMeasurement": {"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"},
+    },
+}
+
+
+def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path):
+    sim_fleet.start("healthy.yaml", nodes=8)
+    controller.start()
+    manifest = tmp_path / "nccl-all-reduce.yaml"
+    manifest.write_text(yaml.safe_dump(RUN))
+    results = tmp_path / "results.json"
+    env = {**os.environ, "KUBECONFIG": kubeconfig}
+    run = subprocess.run(
+        [NVCRECTL, "workloadrun", "run", str(manifest), "--wait", "--timeout", "5m", "--results-file", str(results)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
+    assert "workloadrun.nvcre.nvidia.com/nccl-all-reduce created in namespace nvcrectl-" in run.stdout
+    assert "WorkloadRun Report" in run.stdout
+    assert "Placement: Unpinned (4 of 8 target nodes exercised)" in run.stdout, run.stdout
+    report = json.loads(results.read_text())
+    assert report["kind"] == "WorkloadRun" and report["result"] == "PASSED"
+    category = report["categories"][0]
+    assert category["status"] == "Succeeded"
+    assert category["bandwidth"], "the run's NCCL sweep is in the report"
