@@ -165,6 +165,7 @@ class Kubelet:
         self.port = config.port
         self._runner_site: web.AppRunner | None = None
         self.lease_failures = 0
+        self._inflight: set[asyncio.Task] = set()
 
     # --- startup ---------------------------------------------------------------------
     async def start(self) -> None:
@@ -337,7 +338,9 @@ class Kubelet:
                 delay = due - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
-                asyncio.create_task(self._renew(f"{path}/{name}"))
+                task = asyncio.create_task(self._renew(f"{path}/{name}"))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
             delay = begin + LEASE_RENEW_S - loop.time()
             await asyncio.sleep(max(0.0, delay))
 
@@ -422,7 +425,9 @@ class Kubelet:
             if runner is None:
                 runner = PodRunner(self, pod, self._next_serial())
                 self.runners[uid] = runner
-            asyncio.create_task(runner.terminate())
+            task = asyncio.create_task(runner.terminate())
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
             return
         if runner is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):

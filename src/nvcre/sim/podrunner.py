@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from nvcre.sim.emulators import dispatch, nccl_tests
-from nvcre.sim.emulators.base import Outcome
+from nvcre.sim.emulators.base import Line, Outcome
 from nvcre.sim.emulators.shell import segments
 
 if TYPE_CHECKING:
@@ -242,7 +242,12 @@ class PodRunner:
         if hosts:
             await self.k.wait_for_hosts(self, hosts, ctx)
         ctx.start = datetime.now(timezone.utc)
-        outcome: Outcome = dispatch.emulate(ctx)
+        try:
+            outcome: Outcome = dispatch.emulate(ctx)
+        except Exception as exc:  # a bug in an emulator must not hang the pod
+            log.exception("emulator failed for %s/%s %s", self.ns, self.name, c.name)
+            outcome = Outcome("error", [Line(0.0, f"nvcre-sim: the emulator failed: {exc!r}")], exit_code=1,
+                              duration=0.1, reason="Error")
         loop = asyncio.get_running_loop()
         begin = loop.time()
         scale = self.k.time_scale

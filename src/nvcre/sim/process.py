@@ -71,11 +71,15 @@ class FleetHandle:
         return FabricModel(self.config.fault_model())
 
     def expected_busbw(self, nodes: list[str], *, op: str = "all_reduce", size: int = 16 << 30,
-                       ranks_per_node: int | None = None, transport: str = "IB", mnnvl: bool = True) -> float:
-        """Noise-free bus bandwidth (GB/s) the model gives a group at one message size."""
+                       ranks_per_node: int | None = None, transport: str = "IB", mnnvl: bool = True,
+                       loopback: bool = False) -> float:
+        """Noise-free bus bandwidth (GB/s) the model gives a group at one message size.
+
+        ``loopback``: P2P and SHM disabled (nccl-loopback), ranks of a node go through its NICs.
+        """
         facts = self.model().facts
         members = [Member(facts[n], ranks_per_node or facts[n].gpus) for n in nodes]
-        path = self.fabric().path(members, transport=transport, mnnvl=mnnvl)
+        path = self.fabric().path(members, transport=transport, mnnvl=mnnvl, loopback=loopback)
         return FabricModel.expected(op, size, sum(m.ranks for m in members), path)[2]
 
 

@@ -121,10 +121,35 @@ class RunContext:
 
 
 _VAR = re.compile(r"\$(?:\{(\w+)(?::?-([^}]*))?\}|(\w+))")
+_ARITH = re.compile(r"\$__arith_([0-9a-f]*)__")
+_NAME = re.compile(r"\$?\{?([A-Za-z_]\w*)\}?")
+
+
+def arithmetic(expression: str, env: dict[str, str]) -> str:
+    """Shell ``$(( ))``: integers, variables, + - * / % and parentheses; else empty."""
+    import ast
+
+    def value(match: re.Match[str]) -> str:
+        text = env.get(match.group(1), "0")
+        return text if text.lstrip("-").isdigit() else "0"
+
+    try:
+        tree = ast.parse(_NAME.sub(value, expression).replace("/", "//"), mode="eval")
+    except SyntaxError:
+        return ""
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Add, ast.Sub, ast.Mult,
+               ast.FloorDiv, ast.Mod, ast.USub, ast.UAdd)
+    if not all(isinstance(node, allowed) for node in ast.walk(tree)):
+        return ""
+    try:
+        return str(int(eval(compile(tree, "<arith>", "eval"), {"__builtins__": {}})))
+    except (ArithmeticError, ValueError):
+        return ""
 
 
 def expand(text: str, env: dict[str, str]) -> str:
-    """Expand ``$VAR``, ``${VAR}`` and ``${VAR:-default}`` the way a shell would."""
+    """Expand ``$VAR``, ``${VAR}``, ``${VAR:-default}`` and ``$(( ))`` the way a shell would."""
+    text = _ARITH.sub(lambda m: arithmetic(bytes.fromhex(m.group(1)).decode(), env), text)
 
     def sub(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)

@@ -10,12 +10,14 @@ assignments so ``$VAR`` and ``${VAR:-default}`` expand as they would.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Callable
 
 from nvcre.sim.emulators.base import expand
 
+_ARITH_SOURCE = re.compile(r"\$\(\((.*?)\)\)")
 SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _SEPARATORS = {";", "&&", "||", "|", "&", ";;", "(", ")", "|&"}
 _KEYWORDS = {"then", "do", "else", "elif", "fi", "done", "if", "while", "until", "{", "}", "!", "time", "nohup", "exec"}
@@ -44,6 +46,7 @@ def _is_assignment(token: str) -> bool:
 
 def split_script(text: str) -> list[list[str]]:
     """Split shell text into simple commands (tokens between separators)."""
+    text = _ARITH_SOURCE.sub(lambda m: f"$__arith_{m.group(1).encode().hex()}__", text)
     text = text.replace("\\\n", " ").replace("\n", " ; ")
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()")
     lexer.whitespace_split = True
