@@ -385,12 +385,17 @@ class _Planner:
     def __init__(self, state: DiagnoseState) -> None:
         self.s = state
         self.busy: set[int] = set()
+        self.failed_families: set = set()
         self.claimed: set[int] = set()
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
+        if kind == "suspects":  # two findings can point at the same pair: look at it once
+            for other in self.s.cases:
+                if other["kind"] == "suspects" and other["members"] == data["members"]:
+                    return other
         case = {"id": self.s.next_case, "kind": kind, "step": step, **data}
         self.s.next_case += 1
         self.s.cases.append(case)
@@ -412,11 +417,13 @@ class _Planner:
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
 
-    def convict_link(self, a: int, b: int, tids: list[int]) -> None:
+    def convict_link(self, a: int, b: int, tids: list[int], family: int | None = None) -> None:
         a, b = min(a, b), max(a, b)
         if not any(x == a and y == b for x, y, _ in self.s.bad_links):
             self.s.bad_links.append([a, b, sorted(set(tids))])
         self.mark((a, b), "g")
+        if family is not None:
+            self.failed_families.add(family)
 
     def convict_rack(self, d: int, peer: int, tids: list[int]) -> None:
         if not any(x == d for x, _, _ in self.s.bad_racks):
@@ -464,6 +471,7 @@ class _Planner:
     def advance(self) -> None:
         open_cases = list(self.s.cases)
         self.s.cases = []
+        self.failed_families: set = set()
         for case in open_cases:
             if case.pop("wait", False):
                 self.s.cases.append(case)  # it ran nothing this stage (no partner was free)
@@ -473,6 +481,9 @@ class _Planner:
             if keep:
                 self.s.cases.append(case)
         self.s.stage = {}
+        if self.failed_families:  # a search family found its failure: drop its untested hypotheses
+            self.s.cases = [c for c in self.s.cases
+                            if not (c.get("deduced") and c.get("family") in self.failed_families)]
         self.s.cases.sort(key=lambda c: c["id"])
 
     def plan_stage(self) -> None:
@@ -491,7 +502,10 @@ class _Planner:
         for case in s.cases:
             claimed = set(self.claimed)
             used = {k: list(v) for k, v in case.get("used", {}).items()}
-            tests = getattr(self, f"_plan_{case['kind']}")(case)
+            if self.busy.intersection(_case_nodes(case)):
+                tests = WAIT  # overlaps a case planned earlier this round: next round
+            else:
+                tests = getattr(self, f"_plan_{case['kind']}")(case)
             if tests is None:
                 continue  # the case closed itself while planning
             if tests == WAIT:  # no partner free this round: try again next round
@@ -768,17 +782,23 @@ class _Planner:
         if step == "together":
             outcome, tid = self.result(case, "all")
             case["origin"] = case["origin"] + [tid]
-            if outcome == "P":  # the pair failure (or the deduction) did not hold up
-                self.mark(members, "g")
+            if outcome == "P":
+                exact = set(members)
+                passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
+                if self._exact_failures(case) >= passes:  # one against one: let a third run decide
+                    self.mark(members, "s")
+                    return True
+                self.mark(members, "g")  # the pair failure (or the deduction) did not hold up
                 return False
+            case["deduced"] = False
             if same_domain:
                 if case.get("solo_ok", 0) >= needed and self._link_proven(case):
-                    self.convict_link(members[0], members[1], case["origin"])
+                    self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
                 case["step"] = "linkcheck" if case.get("solo_ok", 0) else "solo"
             else:
                 if case.get("foreign_ok") and self._link_proven(case):
-                    self.convict_link(members[0], members[1], case["origin"])
+                    self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
                 case["step"] = "foreign"
             self.mark(members, "s")
@@ -794,7 +814,7 @@ class _Planner:
                     self.new_case("search", "split", members=list(members), origin=case["origin"])
                     return False
                 if self._link_proven(case):
-                    self.convict_link(members[0], members[1], case["origin"])
+                    self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
                 case["step"] = "together"
                 return True
@@ -844,7 +864,7 @@ class _Planner:
             self.new_case("search", "split", members=list(members), origin=case["origin"])
             return False
         if case["solo_ok"] >= needed and self._link_proven(case):
-            self.convict_link(members[0], members[1], case["origin"])
+            self.convict_link(members[0], members[1], case["origin"], case.get("family"))
             return False
         self.mark(members, "s")
         case["step"] = "linkcheck" if self._exact_failures(case) >= 2 else "together"
@@ -918,8 +938,9 @@ class _Planner:
         if cross and cross[0] != "P":
             self.convict_rack(self.s.dom[x], case["peer"], tids)
             return False
-        if case["link"] >= 0:
-            self.convict_link(x, case["link"], tids)
+        if case["link"] >= 0:  # neither the node nor its rack: the pair itself, if it fails again
+            a, b = sorted((x, case["link"]))
+            self.new_case("suspects", "together", members=[a, b], origin=tids, ctx="link", deduced=False)
         else:
             self.mark([x], "g")
         return False
@@ -1006,7 +1027,7 @@ class _Planner:
         else:
             self.new_case("search", "split", members=list(members), origin=origin)
 
-    def open_pair(self, a: int, b: int, origin: list[int], tested: bool) -> None:
+    def open_pair(self, a: int, b: int, origin: list[int], tested: bool, family: int | None = None) -> None:
         """A pair the search narrowed to: tell node, link and rack apart.
 
         When the pair itself just failed, go straight to the partner tests;
@@ -1016,13 +1037,18 @@ class _Planner:
             step = "together"
         else:
             step = "foreign" if self.s.dom[a] != self.s.dom[b] else "solo"
-        self.new_case("suspects", step, members=[a, b], origin=origin, ctx="link", deduced=not tested)
+        self.new_case("suspects", step, members=[a, b], origin=origin, ctx="link", deduced=not tested,
+                      family=family)
 
-    def open_bipartite(self, a: list[int], b: list[int], origin: list[int], tested: bool = False) -> None:
+    def open_bipartite(self, a: list[int], b: list[int], origin: list[int], tested: bool = False,
+                       family: int | None = None) -> None:
+        if family is None:
+            family = self.s.next_case
         if len(a) == 1 and len(b) == 1:
-            self.open_pair(a[0], b[0], origin, tested)
+            self.open_pair(a[0], b[0], origin, tested, family)
         else:
-            self.new_case("bipartite", "mix", A=list(a), B=list(b), origin=origin)
+            self.new_case("bipartite", "mix", A=list(a), B=list(b), origin=origin, family=family,
+                          deduced=not tested)
 
     # -- bipartite: the fault crosses A x B ---------------------------------------
     @staticmethod
@@ -1042,14 +1068,26 @@ class _Planner:
         return [(slot, x + y, "search") for slot, x, y in combos if x and y]
 
     def _done_bipartite(self, case: dict) -> bool:
+        """Narrow a fault known to cross A x B by halving both sides.
+
+        ``mix`` tests A1+B1 and A2+B2. If both pass the fault is in A1xB2 or A2xB1.
+        Right after a real failure both cells are searched at once (their nodes are
+        disjoint), which saves the round that would tell them apart; a cell that is
+        only a hypothesis is instead tested whole (``swap``) so hypotheses never
+        multiply. The first failure in a cell that had already failed once drops the
+        remaining hypotheses of the same search.
+        """
         a1, a2 = self._halves(case["A"])
         b1, b2 = self._halves(case["B"])
         origin = case["origin"]
-        if case["step"] == "verify":
+        family = case.get("family")
+        step = case["step"]
+        if step == "verify":
             outcome, tid = self.result(case, "all")
             if outcome == "P":
-                self.s.notes.append(f"a failing set of {len(case['A']) + len(case['B'])} nodes was not reproduced; "
-                                    "treated as a flaky result")
+                if not case.get("deduced"):
+                    self.s.notes.append(f"a failing set of {len(case['A']) + len(case['B'])} nodes was not "
+                                        "reproduced; treated as a flaky result")
             elif self.s.reopens < 2:  # reproduced: a flip misled the narrowing; start over on it
                 self.s.reopens += 1
                 self.new_case("search", "split", members=sorted(case["A"] + case["B"]), origin=origin + [tid])
@@ -1057,26 +1095,34 @@ class _Planner:
                 self.unresolved(case["A"] + case["B"],
                                 "the set fails but no part of it can be narrowed down (intermittent fault?)")
             return False
-        names = ("m0", "m1") if case["step"] == "mix" else ("s0", "s1")
-        pairs = [(a1, b1), (a2, b2)] if case["step"] == "mix" else [(a1, b2), (a2, b1)]
+        slots = ("m0", "m1") if step == "mix" else ("s0", "s1")
+        cells = [(a1, b1), (a2, b2)] if step == "mix" else [(a1, b2), (a2, b1)]
         failed = False
-        for slot, (x, y) in zip(names, pairs):
+        for slot, (x, y) in zip(slots, cells):
             r = self.result(case, slot)
             if r and r[0] != "P":
                 failed = True
-                self.open_bipartite(x, y, origin + [r[1]], tested=True)
+                self.open_bipartite(x, y, origin + [r[1]], tested=True, family=family)
         if failed:
+            if not case.get("deduced"):
+                self.failed_families.add(family)
             return False
-        if case["step"] == "mix":
-            left = [(x, y) for x, y in ((a1, b2), (a2, b1)) if x and y]
-            if len(left) == 1:
-                self.open_bipartite(left[0][0], left[0][1], origin)
-                return False
-            if left:
-                case["step"] = "swap"
-                return True
-        case["step"] = "verify"
-        return True
+        if step == "swap":
+            case["step"] = "verify"
+            return True
+        left = [(x, y) for x, y in ((a1, b2), (a2, b1)) if x and y]
+        if len(left) == 1:
+            self.open_bipartite(left[0][0], left[0][1], origin, tested=False, family=family)
+            return False
+        if not left:
+            case["step"] = "verify"
+            return True
+        if case.get("deduced"):
+            case["step"] = "swap"
+            return True
+        for x, y in left:
+            self.open_bipartite(x, y, origin, tested=False, family=family)
+        return False
 
 
 def _case_nodes(case: Mapping) -> list[int]:
