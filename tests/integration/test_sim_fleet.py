@@ -194,3 +194,29 @@ def test_teardown_removes_nodes(fleet, kubectl, api_client):
     names = [n.metadata.name for n in core.list_node(label_selector=f"sim.nvcre.nvidia.com/fleet={handle.config.fleet_name}").items]
     assert names == []
     assert not handle.alive()
+
+
+def test_follow_streams_until_the_container_ends(fleet, kubectl, namespace):
+    fleet(1, racks=1, time_scale=10.0)
+    _apply(kubectl, namespace, _pod("ticker", ["sh", "-c", "echo one; sleep 10; echo two; sleep 10; echo three"],
+                                     node="gpu-node-01"))
+    wait_until(lambda: _phase(kubectl, namespace, "ticker") == "Running", timeout_s=30, what="Running")
+    followed = kubectl("logs", "-n", namespace, "ticker", "-f", timeout=30).stdout
+    assert followed == "one\ntwo\nthree\n"
+    assert _phase(kubectl, namespace, "ticker") in ("Running", "Succeeded")
+    assert kubectl("logs", "-n", namespace, "ticker", "--tail=1").stdout == "three\n"
+
+
+def test_init_containers_run_first(fleet, kubectl, namespace):
+    fleet(1, racks=1)
+    pod = _pod("init", ["sh", "-c", "echo main"], node="gpu-node-01")
+    pod["spec"]["initContainers"] = [{"name": "prepare", "image": "busybox", "command": ["sh", "-c", "echo prepared"]}]
+    _apply(kubectl, namespace, pod)
+    wait_until(lambda: _phase(kubectl, namespace, "init") == "Succeeded", timeout_s=30, what="Succeeded")
+    status = _pod_obj(kubectl, namespace, "init")["status"]
+    init = status["initContainerStatuses"][0]["state"]["terminated"]
+    main = status["containerStatuses"][0]["state"]["terminated"]
+    assert init["reason"] == "Completed" and init["finishedAt"] <= main["startedAt"]
+    assert kubectl("logs", "-n", namespace, "init", "-c", "prepare").stdout == "prepared\n"
+    conditions = {c["type"]: c["status"] for c in status["conditions"]}
+    assert conditions["Initialized"] == "True" and conditions["Ready"] == "False"
