@@ -150,7 +150,7 @@ def ensure_binaries(*, build_if_missing: bool = False) -> Path:
         expected = "the cache directory"
     raise BinariesMissing(
         "the Kubernetes test-bed binaries (" + ", ".join(REQUIRED) + ") are not built: "
-        f"run `make kube` (builds them once into {expected}, about an hour cold on "
+        f"run `make kube` (builds them once into {expected}, about 10 minutes cold on "
         "2 cores) or set NVCRE_KUBE_BIN to a directory that holds them"
     )
 
