@@ -241,6 +241,9 @@ def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | N
         for t in str(measured["transport"]).split(","):
             if t and t not in seen and len(seen) < 8:
                 seen.append(t)
+    if not group.get("nodes") and jst.get("nodesRan"):  # Unpinned: where the scheduler put it
+        orch = st.setdefault("orchestration", {})
+        orch["exercisedNodes"] = sorted(set(orch.get("exercisedNodes") or []) | set(jst["nodesRan"]))
     if jst.get("failedNodes"):
         st["failedNodes"], _ = c.merge_failed_nodes(st.get("failedNodes"), jst["failedNodes"])
         st["failedNodeCount"] = len({n["name"] for n in st["failedNodes"]})

@@ -104,16 +104,25 @@ def unschedulable_message(pods: list[dict]) -> str | None:
     return None
 
 
-def pod_nodes(pods: list[dict]) -> list[str]:
-    """Nodes the workload's live pods are bound to, sorted."""
-    return sorted(
-        {
-            (p.get("spec") or {}).get("nodeName")
-            for p in pods
-            if (p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("phase") in ("Pending", "Running", None)
-        }
-        - {None}
-    )
+def _uses_gpus(pod: dict) -> bool:
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        res = container.get("resources") or {}
+        for section in ("limits", "requests"):
+            if str((res.get(section) or {}).get("nvidia.com/gpu", "0")) not in ("0", ""):
+                return True
+    return bool((pod.get("spec") or {}).get("resourceClaims"))
+
+
+def pod_nodes(pods: list[dict], *, live_only: bool = False) -> list[str]:
+    """Nodes the workload's ranks (the pods that use GPUs; all pods if none do) ran on, sorted."""
+    ranks = [p for p in pods if _uses_gpus(p)] or pods
+    out = set()
+    for pod in ranks:
+        node = (pod.get("spec") or {}).get("nodeName")
+        phase = (pod.get("status") or {}).get("phase")
+        if node and (not live_only or phase in ("Pending", "Running", None)):
+            out.add(node)
+    return sorted(out)
 
 
 @dataclass(frozen=True)

@@ -99,8 +99,12 @@ def _mirror(ctx: Context, run: dict) -> float | None:
         ost = o["status"]
         before = copy.deepcopy(ost)
         gen = o["metadata"].get("generation")
+        exercised = (wst.get("orchestration") or {}).get("exercisedNodes")
+        if exercised:
+            ost["exercisedNodeCount"] = len(exercised)
         if wst.get("failedNodes"):
             ost["failedNodes"] = [{"name": n["name"], "reason": n["reason"]} for n in wst["failedNodes"]][:2048]
+            ost["failedNodeCount"] = len({n["name"] for n in wst["failedNodes"]})
         if c.is_true(conds, c.VALIDATION_FAILED):
             c.set_condition(ost.setdefault("conditions", []), c.VALIDATION_FAILED, True, R.THRESHOLD_VIOLATION,
                             c.message_of(conds, c.VALIDATION_FAILED), generation=gen)
