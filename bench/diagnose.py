@@ -134,6 +134,8 @@ def main() -> int:
         btp, bfp, bfn = (sum(x[k] for x in b) for k in ("tp", "fp", "fn"))
         op, orc = pr(otp, ofp, ofn)
         bp, brc = pr(btp, bfp, bfn)
+        # no bad node in the class: show how many healthy nodes were named instead of a ratio
+        fmt_p = (lambda prec, fp: f"{prec:>5.3f}") if otp + ofn else (lambda prec, fp: f"{'fp' + str(fp):>5}")
         if cross == "full" and kind in KINDS:
             bucket = "le1" if flip <= 0.01 else "p5"
             for tgt, vals in ((suite["full"], (otp, ofp, ofn)), (suite["base"], (btp, bfp, bfn))):
@@ -149,12 +151,13 @@ def main() -> int:
         print(f"{n:>5} {label:<10} {flip:>4.2f} {bound(n, kind, mean(c['d'])):>3} | "
               f"{mean([x['tests'] for x in o]):>11.1f} {mean([x['rounds'] for x in o]):>4.1f} "
               f"{(max(oaf) if oaf else 0):>4} {mean([x['nr'] for x in o]):>7.0f} {mean([x['nr_after'] for x in o]):>6.0f} "
-              f"{op:>5.3f} {orc:>5.3f} {fmt_share([x['link'] for x in o]):>4} {fmt_share([x['rack'] for x in o]):>4} | "
+              f"{fmt_p(op, ofp)} {orc:>5.3f} {fmt_share([x['link'] for x in o]):>4} {fmt_share([x['rack'] for x in o]):>4} | "
               f"{mean([x['tests'] for x in b]):>10.1f} {mean([x['rounds'] for x in b]):>4.1f} "
               f"{(max(baf) if baf else 0):>4} {mean([x['nr'] for x in b]):>7.0f} {mean([x['nr_after'] for x in b]):>6.0f} "
-              f"{bp:>5.3f} {brc:>5.3f} {fmt_share([x['link'] for x in b]):>4} {fmt_share([x['rack'] for x in b]):>4} | "
+              f"{fmt_p(bp, bfp)} {brc:>5.3f} {fmt_share([x['link'] for x in b]):>4} {fmt_share([x['rack'] for x in b]):>4} | "
               f"{nr_ratio:>6.2f} {tot_ratio:>5.2f}")
-    print("(* = crossCheck: representatives, the economy mode; + = crossCheckAfterFaults: true; LB = ceil(log2 C(n,d)), for links "
+    print("(fpN = N healthy nodes named bad in a class without bad nodes; "
+          "* = crossCheck: representatives, the economy mode; + = crossCheckAfterFaults: true; LB = ceil(log2 C(n,d)), for links "
           "ceil(log2 C(n,2)), racks ceil(log2 racks); NR>1 x / NR x = ours / reference node-rounds)")
 
     # ---- planner time and state size at n = 4096: sequential, CPU time of this process (the

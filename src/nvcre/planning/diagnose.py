@@ -770,9 +770,14 @@ class _Planner:
         return sum(1 for t in case["origin"] if self.s.tests[t][3] != "P" and set(self.s.tests[t][1]) == members)
 
     def _link_proven(self, case: dict) -> bool:
-        """Two own failures of the pair, or one on top of a search that deduced the pair."""
+        """Two own failures of the pair, or one on top of a search that deduced the pair.
+
+        A pair that came out of a wide round (one of hundreds of parallel rack probes)
+        needs a third failure: among that many tests two flips on one pair happen.
+        """
         e = self._exact_failures(case)
-        return e >= 2 or (e >= 1 and case.get("deduced", False))
+        need = case.get("need", 2)
+        return e >= need or (e >= need - 1 and case.get("deduced", False))
 
     def _done_suspects(self, case: dict) -> bool:
         step = case["step"]
@@ -795,12 +800,15 @@ class _Planner:
                 if case.get("solo_ok", 0) >= needed and self._link_proven(case):
                     self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
-                case["step"] = "linkcheck" if case.get("solo_ok", 0) else "solo"
+                if case.get("solo_ok", 0) >= needed:
+                    case["step"] = "together"
+                else:
+                    case["step"] = "linkcheck" if case.get("solo_ok", 0) else "solo"
             else:
                 if case.get("foreign_ok") and self._link_proven(case):
                     self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
-                case["step"] = "foreign"
+                case["step"] = "together" if case.get("foreign_ok") else "foreign"
             self.mark(members, "s")
             return True
         slot = "f" if step == "foreign" else "s"
@@ -980,7 +988,8 @@ class _Planner:
             if outcome != "P":
                 failing.append((g, tid))
         for g, tid in failing:
-            self.new_case("suspects", "foreign", members=list(g), origin=case["origin"] + [tid], ctx="link")
+            self.new_case("suspects", "foreign", members=list(g), origin=case["origin"] + [tid], ctx="link",
+                          need=3 if len(case["groups"]) > 8 else 2)
         if not failing:
             self.new_case("search", "split", members=list(case["members"]), origin=case["origin"])
         return False
