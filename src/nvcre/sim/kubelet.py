@@ -583,44 +583,65 @@ class Kubelet:
             checkpoints=dict(self.checkpoints),
             off_bus=frozenset(self.off_bus),
             read_file=runner.files.get,
-            resolve_host=lambda name: self.resolve_host(runner.ns, name),
+            resolve_host=self.resolver(runner.ns),
         )
 
-    def resolve_host(self, namespace: str, name: str) -> GroupHost | None:
-        """The running fleet pod behind an MPI host name (hostname.subdomain[.ns...], pod name or IP)."""
-        labels = name.strip().split(".")
-        first = labels[0]
-        subdomain = labels[1] if len(labels) > 1 else None
-        ns = labels[2] if len(labels) > 2 and labels[2] not in ("svc", "cluster") else namespace
+    def _host_index(self, namespace: str) -> dict[str, PodRunner]:
+        """Running fleet pods of a namespace by every name an MPI host list may use."""
+        index: dict[str, PodRunner] = {}
         for runner in self.runners.values():
-            if runner.ns != ns or runner.deleting or not any(c.started for c in runner.main):
+            if runner.ns != namespace or runner.deleting or not any(c.started for c in runner.main):
                 continue
             spec = runner.pod["spec"]
-            by_host = spec.get("hostname") == first and (subdomain is None or spec.get("subdomain") == subdomain)
-            if by_host or runner.name == first or runner.ip == name:
-                hostname = spec.get("hostname") or runner.name
-                return GroupHost(name=name, hostname=hostname, node=runner.node,
-                                 rdma_requested=pod_requests_rdma(runner.pod))
-        return None
+            hostname = spec.get("hostname") or runner.name
+            index.setdefault(runner.name, runner)
+            index.setdefault(runner.ip, runner)
+            index[hostname] = runner
+            if spec.get("subdomain"):
+                index[f"{hostname}.{spec['subdomain']}"] = runner
+        return index
+
+    def _lookup(self, index: dict[str, PodRunner], name: str) -> PodRunner | None:
+        name = name.strip()
+        if name in index:
+            return index[name]
+        labels = name.split(".")
+        return index.get(".".join(labels[:2])) or index.get(labels[0])
+
+    def resolve_host(self, namespace: str, name: str, index: dict[str, PodRunner] | None = None) -> GroupHost | None:
+        """The running fleet pod behind an MPI host name (hostname.subdomain[.ns...], pod name or IP)."""
+        labels = name.strip().split(".")
+        ns = labels[2] if len(labels) > 2 and labels[2] not in ("svc", "cluster") else namespace
+        if index is None or ns != namespace:
+            index = self._host_index(ns)
+        runner = self._lookup(index, name)
+        if runner is None:
+            return None
+        hostname = runner.pod["spec"].get("hostname") or runner.name
+        return GroupHost(name=name, hostname=hostname, node=runner.node, rdma_requested=pod_requests_rdma(runner.pod))
+
+    def resolver(self, namespace: str):
+        """A host resolver for one container run (the index is built once, on first use)."""
+        cache: dict[str, dict[str, PodRunner]] = {}
+
+        def resolve(name: str) -> GroupHost | None:
+            if "index" not in cache:
+                cache["index"] = self._host_index(namespace)
+            return self.resolve_host(namespace, name, cache["index"])
+
+        return resolve
 
     async def wait_for_hosts(self, launcher: PodRunner, hosts: list[str], ctx: RunContext) -> None:
         """Like the launcher's ssh loop: wait (bounded) until every named host runs."""
         deadline = asyncio.get_running_loop().time() + max(20.0, MPI_WAIT_S / self.time_scale)
         while asyncio.get_running_loop().time() < deadline:
-            resolved = [self.resolve_host(launcher.ns, h) for h in hosts]
-            self._record_group(launcher, hosts)
-            if all(resolved):
+            index = self._host_index(launcher.ns)
+            found = [self._lookup(index, h) for h in hosts]
+            members = self.groups.setdefault(launcher.uid, set())
+            members.update(r.uid for r in found if r is not None)
+            if all(found):
                 return
             await asyncio.sleep(0.2)
-
-    def _record_group(self, launcher: PodRunner, hosts: list[str]) -> None:
-        members = self.groups.setdefault(launcher.uid, set())
-        for host in hosts:
-            labels = host.split(".")
-            for runner in self.runners.values():
-                spec = runner.pod["spec"]
-                if runner.ns == launcher.ns and (spec.get("hostname") == labels[0] or runner.name == labels[0]):
-                    members.add(runner.uid)
 
     def release_group(self, launcher: PodRunner, code: int) -> None:
         """The launcher ended: its sshd workers stop (exit 0)."""
