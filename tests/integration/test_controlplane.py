@@ -4,6 +4,8 @@ garbage-collector controllers, and stops leaving nothing behind."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 
 import pytest
 from kubernetes import client
@@ -137,3 +139,28 @@ def _zombie(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_hard_killed_owner_takes_its_control_plane_with_it(tmp_path):
+    """A test run killed with SIGKILL (no teardown, no atexit) leaves nothing running."""
+    workdir = tmp_path / "owned"
+    script = (
+        "import sys, time\n"
+        "from nvcre.testbed import ControlPlane\n"
+        f"plane = ControlPlane({str(workdir)!r}).start()\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout.readline().strip() == "ready"
+        plane = ControlPlane.attach(workdir)
+        assert plane.running()
+        owner.kill()
+        owner.wait()
+        wait_until(lambda: not any(plane.process_status().values()), timeout_s=20,
+                   what="every component to die with its owner")
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        stop_running(workdir)

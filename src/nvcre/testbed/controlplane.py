@@ -102,7 +102,9 @@ class ControlPlane:
     (for ``nvcrectl sim up``); another process finds them through
     :func:`load_running` / :func:`stop_running` and ``workdir/state.json``.
     Otherwise the processes die with this process, and ``stop()`` (or leaving the
-    ``with`` block, also on an exception or KeyboardInterrupt) stops them.
+    ``with`` block, also on an exception or KeyboardInterrupt) stops them. They are
+    tied to the *thread* that started them (PR_SET_PDEATHSIG), so start a
+    non-detached control plane from a thread that outlives it, e.g. the main thread.
     """
 
     def __init__(

@@ -21,10 +21,14 @@ logger = logging.getLogger(__name__)
 
 
 def _die_with_parent() -> None:
-    """preexec hook: the kernel sends SIGTERM to the child when its parent dies."""
+    """preexec hook: the kernel kills the child when the thread that started it dies.
+
+    SIGKILL, not SIGTERM: the owner is gone, so there is no orderly tier-by-tier stop,
+    and an API server told to drain while etcd vanishes can hang for good.
+    """
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError:
         pass
 
