@@ -221,8 +221,8 @@ def main() -> int:
     print(f"for information, same classes at p=1%: mean {m512:.2f} rounds after the first failing screen (n<=512)")
     l512 = max_after(("link-intra", "link-cross"), 512)
     results.append((l512 <= 3,
-                    f"rounds after the first failing screen (links; p=0): max {l512} for n<=512 -- a link in a "
-                    f"partition test gives < 1.6 bits/round, so log2 C(n,2)/1.58 rounds is a floor"))
+                    f"rounds after the first failing screen (links; p=0): max {l512} for n<=512 (<=3) -- one of "
+                    f"~n^2/2 pairs takes about log2 C(n,2)/1.5 partition rounds (docs/design/050)"))
     gpu_full = [(k, a, t) for k, a, t in gpu_rows if k[3] == "full"]
     bad_after = [k for k, a, t in gpu_full if a > 0.6 and k[1] not in ("healthy",)]
     bad_total = [k for k, a, t in gpu_full if t > 1.0]
