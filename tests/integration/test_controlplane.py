@@ -164,3 +164,32 @@ def test_hard_killed_owner_takes_its_control_plane_with_it(tmp_path):
         if owner.poll() is None:
             owner.kill()
         stop_running(workdir)
+
+
+def test_a_port_taken_between_pick_and_bind_is_retried(tmp_path, monkeypatch):
+    """Parallel test runs race for ports; losing the race costs a retry, not a failure."""
+    import nvcre.testbed.controlplane as cp_module
+
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    real_free_port = cp_module.free_port
+    handed_out = []
+
+    def racy_free_port() -> int:
+        # The first port handed out (etcd's client port) is already someone else's.
+        port = taken if not handed_out else real_free_port()
+        handed_out.append(port)
+        return port
+
+    monkeypatch.setattr(cp_module, "free_port", racy_free_port)
+    plane = ControlPlane(tmp_path / "race")
+    try:
+        plane.start()
+        assert plane.running()
+        assert plane.ports["etcd"] != taken
+        assert handed_out.count(taken) == 1
+    finally:
+        plane.stop()
+        squatter.close()

@@ -118,3 +118,18 @@ def test_kubeconfig_server_reads_the_current_context(tmp_path):
     path.write_text("kind: Config\n")
     with pytest.raises(ControlPlaneError, match="current context"):
         kubeconfig_server(path)
+
+
+def test_a_component_that_dies_fails_start_with_its_log_and_keeps_it(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in binaries.REQUIRED:
+        script = bin_dir / name
+        script.write_text("#!/bin/sh\necho 'boom: cannot open data dir' >&2\nexit 3\n")
+        script.chmod(0o755)
+    plane = ControlPlane(tmp_path / "wd", bin_dir=bin_dir)
+    with pytest.raises(ControlPlaneError, match=r"(?s)etcd exited with code 3.*boom: cannot open data dir"):
+        plane.start(timeout_s=20)
+    assert not plane.running()
+    assert "boom" in (tmp_path / "wd" / "logs" / "etcd.log").read_text()
+    assert not (tmp_path / "wd" / "state.json").exists()

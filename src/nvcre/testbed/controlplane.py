@@ -35,6 +35,7 @@ COMPONENTS = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manag
 #: would make a simulated 512-node fleet wait on the client, not on the cluster.
 CLIENT_QPS = 200
 CLIENT_BURST = 400
+PORT_RACE_ATTEMPTS = 3
 
 
 def default_workdir() -> Path:
@@ -207,55 +208,82 @@ class ControlPlane:
                 f"stop it first (nvcrectl sim down, or nvcre.testbed.stop_running)"
             )
         self.bin_dir = self._bin_dir_arg or ensure_binaries()
-        self._prepare_workdir()
         if not self.detach and not self._atexit_registered:
             atexit.register(self.stop)
             self._atexit_registered = True
         deadline = begin + timeout_s
-        try:
-            pki = certs.create_pki(self.pki_dir)
-            self.ports = {
-                name: free_port()
-                for name in ("etcd", "etcd_peer", "apiserver", "scheduler", "controller_manager")
-            }
-            self._start_etcd()
-            self._wait_http("etcd", f"http://127.0.0.1:{self.ports['etcd']}/health", deadline)
-            self._start_apiserver(pki)
-            self._wait_https("kube-apiserver", f"{self.server}/readyz", deadline, client_cert=True)
-            self._write_kubeconfig(self.kubeconfig, "kubernetes-admin", pki.admin)
-            sched_kc = self.workdir / "scheduler.kubeconfig"
-            cm_kc = self.workdir / "controller-manager.kubeconfig"
-            self._write_kubeconfig(sched_kc, "system:kube-scheduler", pki.scheduler)
-            self._write_kubeconfig(cm_kc, "system:kube-controller-manager", pki.controller_manager)
-            self._start_scheduler(sched_kc)
-            self._start_controller_manager(cm_kc, pki)
-            self._wait_https(
-                "kube-scheduler", f"https://127.0.0.1:{self.ports['scheduler']}/healthz", deadline
-            )
-            self._wait_https(
-                "kube-controller-manager",
-                f"https://127.0.0.1:{self.ports['controller_manager']}/healthz",
-                deadline,
-            )
-            # The service-account controller making default/default proves the
-            # controller-manager reaches the API server with working RBAC.
-            self._wait_https(
-                "kube-controller-manager",
-                f"{self.server}/api/v1/namespaces/default/serviceaccounts/default",
-                deadline,
-                client_cert=True,
-            )
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
+            self._prepare_workdir()
+            try:
+                self._start_once(deadline)
+                break
+            except ControlPlaneError:
+                self._stop_processes()
+                # Another process may take a port between free_port() and the bind.
+                if attempt < PORT_RACE_ATTEMPTS and self._lost_a_port_race():
+                    continue
+                self._forget_atexit()  # keep the workdir: the logs say what went wrong
+                raise
+            except BaseException:
+                self.stop()
+                raise
         self.start_seconds = time.monotonic() - begin
         self._write_state()
         return self
 
+    def _lost_a_port_race(self) -> bool:
+        for log in self.log_dir.glob("*.log"):
+            if "address already in use" in log.read_text(errors="replace"):
+                return True
+        return False
+
+    def _start_once(self, deadline: float) -> None:
+        pki = certs.create_pki(self.pki_dir)
+        self.ports = {
+            name: free_port()
+            for name in ("etcd", "etcd_peer", "apiserver", "scheduler", "controller_manager")
+        }
+        self._start_etcd()
+        self._wait_http("etcd", f"http://127.0.0.1:{self.ports['etcd']}/health", deadline)
+        self._start_apiserver(pki)
+        self._wait_https("kube-apiserver", f"{self.server}/readyz", deadline, client_cert=True)
+        self._write_kubeconfig(self.kubeconfig, "kubernetes-admin", pki.admin)
+        sched_kc = self.workdir / "scheduler.kubeconfig"
+        cm_kc = self.workdir / "controller-manager.kubeconfig"
+        self._write_kubeconfig(sched_kc, "system:kube-scheduler", pki.scheduler)
+        self._write_kubeconfig(cm_kc, "system:kube-controller-manager", pki.controller_manager)
+        self._start_scheduler(sched_kc)
+        self._start_controller_manager(cm_kc, pki)
+        self._wait_https(
+            "kube-scheduler", f"https://127.0.0.1:{self.ports['scheduler']}/healthz", deadline
+        )
+        self._wait_https(
+            "kube-controller-manager",
+            f"https://127.0.0.1:{self.ports['controller_manager']}/healthz",
+            deadline,
+        )
+        # The service-account controller making default/default proves the
+        # controller-manager reaches the API server with working RBAC.
+        self._wait_https(
+            "kube-controller-manager",
+            f"{self.server}/api/v1/namespaces/default/serviceaccounts/default",
+            deadline,
+            client_cert=True,
+        )
+
     def stop(self) -> None:
-        """Stop every component (controllers first, etcd last); safe to call twice."""
+        """Stop every component (controllers first, etcd last); safe to call twice.
+
+        A temporary workdir (none was given) is removed unless NVCRE_KEEP_TESTBED is set.
+        """
         if self.is_external:
             return
+        self._stop_processes()
+        self._forget_atexit()
+        if self._owns_workdir and not os.environ.get("NVCRE_KEEP_TESTBED"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _stop_processes(self) -> None:
         # Clients before the API server before etcd: an API server losing etcd while
         # it drains can hang in shutdown until it is killed.
         for tier in (("kube-scheduler", "kube-controller-manager"), ("kube-apiserver",), ("etcd",)):
@@ -265,11 +293,11 @@ class ControlPlane:
         self._popens = {}
         if self.state_file.exists():
             self.state_file.unlink()
+
+    def _forget_atexit(self) -> None:
         if self._atexit_registered:
             atexit.unregister(self.stop)
             self._atexit_registered = False
-        if self._owns_workdir and not os.environ.get("NVCRE_KEEP_TESTBED"):
-            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def running(self) -> bool:
         """True when every component process is alive."""
