@@ -67,8 +67,9 @@ def test_run_wait_report_html_mcp_cleanup(sim_fleet, controller, kube, kubeconfi
     assert "communication/nccl-all-reduce" in run.stderr and "groups" in run.stderr
     # the report: the seeds' layout, both bad nodes named with their reasons
     assert "║                      Certification Report                      ║" in out
-    assert "✗  gpu-node-07  ThresholdViolation" in out
-    assert "✗  gpu-node-12  HardwareFailureDetected" in out
+    assert "- gpu-node-07  ThresholdViolation" in out  # Summary: every failed node with its reason
+    assert "- gpu-node-12  HardwareFailureDetected" in out
+    assert "✗  gpu-node-12  HardwareFailureDetected" in out  # the category card
     assert "Result:       FAILED" in out
     assert "Categories:   1/2 passed" in out
     assert "NCCL_DEBUG_SUBSYS" in out and "secret-ish" not in out  # env names, never values

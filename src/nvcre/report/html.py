@@ -192,7 +192,8 @@ def _category(c: CategoryReport) -> str:
 
 
 def _bandwidth_table(c: CategoryReport) -> str:
-    title = "all groups, averaged" if len([g for g in c.groups if g.bandwidth]) > 1 else "as measured"
+    final = [g for g in c.groups if g.bandwidth and not g.provisional] or [g for g in c.groups if g.bandwidth]
+    title = f"averaged over {len(final)} groups" if len(final) > 1 else (f"{final[0].name}, as measured" if final else "as measured")
     rows = "".join(
         f"<tr><td class='num'>{escape(r.size)}</td><td class='num'>{escape(r.alg_bw)}</td>"
         f"<td class='num{' low' if r.low else ''}'>{escape(r.bus_bw)}{' LOW' if r.low else ''}</td>"

@@ -169,3 +169,14 @@ def test_sample_statuses_are_valid_api_statuses(builder):
         WorkflowStatus.model_validate(wf["status"], by_alias=True, by_name=False)
     for job in objs.jobs:
         JobStatus.model_validate(job["status"], by_alias=True, by_name=False)
+
+
+def test_schema_doc_names_every_field(repo_root):
+    """docs/report-schema.md and the model list the same fields."""
+    from nvcre.report.model import BandwidthRow, CategoryReport, FailedGroup, FailedNode, GroupResult, Report
+
+    doc = (repo_root / "docs" / "report-schema.md").read_text()
+    for model in (Report, CategoryReport, BandwidthRow, GroupResult, FailedGroup, FailedNode):
+        for name, info in model.model_fields.items():
+            alias = info.alias or name
+            assert f"`{alias}`" in doc, f"{model.__name__}.{alias} is not documented in docs/report-schema.md"
