@@ -18,6 +18,7 @@ from nvcre.report.model import (
     BandwidthRow,
     CategoryReport,
     Condition,
+    Diagnosis,
     Exclusion,
     FailedGroup,
     FailedNode,
@@ -402,8 +403,33 @@ def _category(
             + _workload_env(((wf or {}).get("spec") or {}).get("jobTemplate"))
         ),
     )
+    category.diagnose = _diagnosis(orch.get("diagnose"), groups)
     category.next_steps = _next_steps(category, namespace)
     return category
+
+
+def _diagnosis(raw: Any, groups: list[GroupResult]) -> Diagnosis | None:
+    """The diagnose status, plus the best and worst final group bandwidths as evidence."""
+    if not isinstance(raw, dict) or not raw:
+        return None
+    final = [g for g in groups if g.bus_bw_gbps is not None and not g.provisional]
+    best = max(final, key=lambda g: g.bus_bw_gbps, default=None)
+    worst = min(final, key=lambda g: g.bus_bw_gbps, default=None)
+    notes = raw.get("notes")
+    return Diagnosis(
+        stage=raw.get("stage"),
+        rounds=raw.get("round"),
+        healthy_count=len(raw.get("healthyNodes") or []),
+        suspect_count=len(raw.get("suspectNodes") or []),
+        suspect_nodes=sorted(raw.get("suspectNodes") or []),
+        suspect_links=[list(pair) for pair in raw.get("suspectLinks") or []],
+        suspect_domains=list(raw.get("suspectDomains") or []),
+        max_bw=best.bus_bw if best else None,
+        max_bw_group=(best.domain or best.name) if best else None,
+        min_bw=worst.bus_bw if worst else None,
+        min_bw_group=(worst.domain or worst.name) if worst else None,
+        notes=[str(n) for n in notes] if isinstance(notes, list) else ([notes] if isinstance(notes, str) else []),
+    )
 
 
 def _placement_text(placement: str | None, exercised: int | None, total: int | None) -> str | None:

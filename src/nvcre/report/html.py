@@ -169,6 +169,21 @@ def _category(c: CategoryReport) -> str:
     ]
     if c.status_detail:
         parts.append(f'<div class="blocked"><b>Blocked:</b> {escape(c.status_detail)}</div>')
+    if c.diagnose:
+        d = c.diagnose
+        found = []
+        if d.suspect_nodes:
+            found.append("suspect nodes: " + ", ".join(d.suspect_nodes))
+        if d.suspect_links:
+            found.append("suspect links: " + ", ".join(" ↔ ".join(p) for p in d.suspect_links))
+        if d.suspect_domains:
+            found.append("suspect racks: " + ", ".join(d.suspect_domains))
+        parts.append(
+            f'<div class="next"><b>Diagnosis</b> ({escape(d.stage or "?")}, {d.rounds or 0} rounds, '
+            f"{d.healthy_count} nodes healthy): {escape('; '.join(found) or 'no fault isolated')}"
+            + "".join(f"<br><small>{escape(n)}</small>" for n in d.notes)
+            + "</div>"
+        )
     plotted = [g for g in c.groups if len(g.bandwidth) >= 1]
     if plotted:
         parts.append(_plot(plotted, c.bus_bw_minimum_gbps))

@@ -95,6 +95,23 @@ class TrainingResult(_Model):
     step_time: str | None = None
 
 
+class Diagnosis(_Model):
+    """Where adaptive fault isolation (testScale diagnose) stands and what it found."""
+
+    stage: str | None = None
+    rounds: int | None = None
+    healthy_count: int = 0
+    suspect_count: int = 0
+    suspect_nodes: list[str] = Field(default_factory=list)
+    suspect_links: list[list[str]] = Field(default_factory=list)
+    suspect_domains: list[str] = Field(default_factory=list)
+    max_bw: str | None = Field(default=None, alias="maxBW")
+    max_bw_group: str | None = Field(default=None, alias="maxBWGroup")
+    min_bw: str | None = Field(default=None, alias="minBW")
+    min_bw_group: str | None = Field(default=None, alias="minBWGroup")
+    notes: list[str] = Field(default_factory=list)
+
+
 class CategoryReport(_Model):
     domain: str
     variant: str
@@ -121,6 +138,7 @@ class CategoryReport(_Model):
     failed_groups: list[FailedGroup] = Field(default_factory=list)
     failed_nodes: list[FailedNode] = Field(default_factory=list)
     training: list[TrainingResult] = Field(default_factory=list)
+    diagnose: Diagnosis | None = None
     env: list[str] = Field(default_factory=list)  # variable NAMES only, never values
     next_steps: list[str] = Field(default_factory=list)
 

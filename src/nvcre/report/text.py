@@ -146,6 +146,26 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
         body += ["", "  Bandwidth by group:"]
         body += _group_rows(measured, {fg.name for fg in c.failed_groups})
 
+    if c.diagnose:
+        d = c.diagnose
+        body += ["", "  Diagnosis:"]
+        for label, value in (
+            ("Stage:", d.stage),
+            ("Rounds:", d.rounds),
+            ("Healthy:", f"{d.healthy_count} nodes"),
+            ("Suspect:", ", ".join(d.suspect_nodes) or None),
+            ("Links:", ", ".join(" <-> ".join(pair) for pair in d.suspect_links) or None),
+            ("Racks:", ", ".join(d.suspect_domains) or None),
+        ):
+            if value not in (None, ""):
+                body.append(_reason_line(f"{label:<11}{value}", 4))
+        if d.max_bw:
+            body += [f"    {'Max BW:':<11}{d.max_bw}", f"        {d.max_bw_group}"]
+        if d.min_bw:
+            body += [f"    {'Min BW:':<11}{d.min_bw}", f"        {d.min_bw_group}"]
+        for note in d.notes:
+            body += _indented(f"Note: {note}", 4, max_lines=3)
+
     if c.training:
         body.append("")
         for t in c.training:

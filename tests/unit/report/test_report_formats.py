@@ -173,10 +173,10 @@ def test_sample_statuses_are_valid_api_statuses(builder):
 
 def test_schema_doc_names_every_field(repo_root):
     """docs/report-schema.md and the model list the same fields."""
-    from nvcre.report.model import BandwidthRow, CategoryReport, FailedGroup, FailedNode, GroupResult, Report
+    from nvcre.report.model import BandwidthRow, CategoryReport, Diagnosis, FailedGroup, FailedNode, GroupResult, Report
 
     doc = (repo_root / "docs" / "report-schema.md").read_text()
-    for model in (Report, CategoryReport, BandwidthRow, GroupResult, FailedGroup, FailedNode):
+    for model in (Report, CategoryReport, BandwidthRow, GroupResult, FailedGroup, FailedNode, Diagnosis):
         for name, info in model.model_fields.items():
             alias = info.alias or name
             assert f"`{alias}`" in doc, f"{model.__name__}.{alias} is not documented in docs/report-schema.md"

@@ -105,3 +105,27 @@ def test_resolved_env_names_come_from_the_rendered_workload():
     report = build_report(objs)
     assert {"NCCL_IB_HCA", "FI_PROVIDER", "NCCL_DEBUG"} <= set(report.categories[0].env)
     assert "mlx5_0" not in report.model_dump_json() and "efa" not in render_text(report)
+
+
+def test_diagnose_section_from_the_workflow_status():
+    objs = samples.seeds_failure()
+    wf = objs.workflows[0]
+    wf["status"]["orchestration"]["testScale"] = "diagnose"
+    wf["status"]["orchestration"]["diagnose"] = {
+        "stage": "complete",
+        "round": 3,
+        "healthyNodes": [f"gpu-node-{i:02d}" for i in range(1, 17) if i not in (7, 12)],
+        "suspectNodes": ["gpu-node-07"],
+        "suspectLinks": [["gpu-node-03", "gpu-node-11"]],
+        "notes": ["cross-rack links are certified by a clean re-run after the repair"],
+    }
+    report = build_report(objs)
+    d = report.categories[0].diagnose
+    assert (d.stage, d.rounds, d.healthy_count, d.suspect_nodes) == ("complete", 3, 14, ["gpu-node-07"])
+    assert d.max_bw == "412.30 GB/s" and d.max_bw_group == "clique-0"
+    text = render_text(report)
+    assert "  Diagnosis:" in text and "Stage:     complete" in text and "Healthy:   14 nodes" in text
+    assert "Suspect:   gpu-node-07" in text and "Links:     gpu-node-03 <-> gpu-node-11" in text
+    assert "Scale:     diagnose" in text and "Nodes/Job" not in text.split("training/")[0]
+    assert "testScale: diagnose" not in text  # no hint to run what already ran
+    assert all(len(line) == 66 for line in text.splitlines() if line and line[0] in "│┌└├")
