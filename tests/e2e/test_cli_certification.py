@@ -225,3 +225,21 @@ def _keep_run_objects(kubeconfig: str, ns: str) -> None:
         "nodes": [{"metadata": {"name": n["metadata"]["name"], "labels": n["metadata"].get("labels", {})}} for n in objs.nodes],
     }
     (SCREENSHOT_DIR / "run-objects-failure-sample.json").write_text(json.dumps(keep, indent=1))
+
+
+def test_category_run_passes_on_a_healthy_fleet(sim_fleet, controller, kubeconfig, tmp_path):
+    """--category alone: the derived wait, live progress, PASSED, exit 0, HTML written."""
+    sim_fleet.start("healthy.yaml", nodes=4)
+    controller.start()
+    html = tmp_path / "healthy.html"
+    run = nvcrectl(
+        kubeconfig, "certification", "run", "--category", "communication/nccl-all-reduce",
+        "--test-scale", "intra-node", "--wait", "--html-file", str(html),
+    )
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
+    assert "waiting up to 1h30m" in run.stderr  # 1h catalog budget x 1.5
+    assert "Result:       PASSED" in run.stdout and "Failed Nodes: none" in run.stdout
+    assert "Scale:     intra-node" in run.stdout and "Jobs:      4" in run.stdout
+    assert "Succeeded" in run.stderr  # the progress lines saw it finish
+    page = html.read_text()
+    assert "PASSED" in page and page.count("<polyline") == 4
