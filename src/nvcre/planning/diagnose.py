@@ -192,7 +192,8 @@ class DiagnoseState:
                 runs[-1][1] += 1
             else:
                 runs.append([d, 1])
-        return {
+        out = self.summary()
+        out.update({
             "version": STATE_VERSION,
             "policy": self.policy.to_dict(),
             "nodes": pack(self.names),
@@ -201,14 +202,28 @@ class DiagnoseState:
             "round": self.round,
             "tests": [[r, ranges(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests],
             "pending": [[ranges(n), tag, c, s] for (n, tag, c, s) in self.pending],
-            "stage": dict(self.stage),
+            "stageResults": dict(self.stage),
             "cases": [_case_out(c) for c in self.cases],
             "nextCase": self.next_case,
             "badNodes": self.bad_nodes, "badLinks": self.bad_links, "badRacks": self.bad_racks,
             "unresolved": [[ranges(n), note] for n, note in self.unresolved],
             "notes": list(self.notes),
             "reopens": self.reopens,
-        }
+        })
+        return out
+
+    def summary(self) -> dict:
+        """The human-readable part of the status (the typed fields of Workflow's DiagnoseStatus)."""
+        stage = self.pending[0][1] if self.pending else "complete"
+        out: dict = {"stage": stage, "round": self.round}
+        suspects = [self.names[i] for i, st in enumerate(self.status) if st in ("s", "b")]
+        if suspects:
+            out["suspectNodes"] = suspects
+        if self.bad_links:
+            out["suspectLinks"] = [[self.names[a], self.names[b]] for a, b, _ in self.bad_links]
+        if self.bad_racks:
+            out["suspectDomains"] = [self.domain_names[d] for d, _, _ in self.bad_racks]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping) -> DiagnoseState:
@@ -225,7 +240,7 @@ class DiagnoseState:
             round=d["round"],
             tests=[(r, tuple(unranges(n)), tag, o, m, why) for r, n, tag, o, m, why in d["tests"]],
             pending=[(tuple(unranges(n)), tag, c, s) for n, tag, c, s in d["pending"]],
-            stage=dict(d["stage"]), cases=[_case_in(c) for c in d["cases"]],
+            stage=dict(d["stageResults"]), cases=[_case_in(c) for c in d["cases"]],
             next_case=d["nextCase"], bad_nodes=[list(x) for x in d["badNodes"]],
             bad_links=[list(x) for x in d["badLinks"]], bad_racks=[list(x) for x in d["badRacks"]],
             unresolved=[[unranges(n), note] for n, note in d["unresolved"]], notes=list(d["notes"]),

@@ -257,3 +257,29 @@ def test_a_node_and_a_cross_rack_link_together_with_the_cross_check_after_faults
     v, _, _ = drive(sc)
     assert {b["name"] for b in v.bad_nodes} == names(13) and not v.bad_links
     assert any("cross-group check skipped" in n for n in v.notes)
+
+
+def test_state_dict_is_a_valid_workflow_diagnose_status():
+    from nvcre.api.workflow import DiagnoseStatus
+
+    sc = scenario(nodes=[4], links=[(10, 13)])
+    v, _, state = drive(sc)
+    d = json.loads(json.dumps(state.to_dict()))
+    status = DiagnoseStatus.model_validate(d)
+    assert status.stage == "complete" and status.round == v.rounds
+    assert status.suspect_nodes == ["gpu-node-0004"]
+    assert status.suspect_links == [["gpu-node-0010", "gpu-node-0013"]]
+    # and it survives the API model's own serialization
+    again = DiagnoseState.from_dict(status.model_dump(by_alias=True, exclude_none=True))
+    assert again.to_dict() == state.to_dict()
+
+
+def test_a_link_hidden_behind_a_bad_node_of_the_same_rack_needs_the_cross_check_after_faults():
+    # node 4's failure explains rack-000's screen, so the link 2-5 in the same rack is only
+    # found when the cross check runs again without the bad node
+    sc = scenario(nodes=[4], links=[(2, 5)])
+    v, _, _ = drive(sc)
+    assert {b["name"] for b in v.bad_nodes} == names(4) and not v.bad_links
+    v, _, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True))
+    assert {b["name"] for b in v.bad_nodes} == names(4)
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0002", "gpu-node-0005")]
