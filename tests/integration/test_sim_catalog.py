@@ -109,3 +109,17 @@ def test_megatron_resumes_from_its_checkpoint_after_a_crash(module_fleet, kubect
     assert "Loading checkpoint from /ckpt" in log and metrics.restore is not None
     assert metrics.steps[-1].global_step == 60 and metrics.steps[0].global_step > 10
     assert "Watchdog caught collective operation timeout" in kubectl("logs", "-n", namespace, "trainer", "--previous").stdout
+
+
+def test_gpu_off_bus_fails_the_training_job_and_its_peers(module_fleet, kubectl, namespace):
+    module_fleet(2, racks=1, time_scale=200.0, name_prefix="xid", fleet_name="xid",
+                 faults=["gpu-off-bus:node=xid-02,gpu=6,atFraction=0.4"])
+    outcome = _run(kubectl, namespace, "training/nemotron5-8b", ["xid-01", "xid-02"], "bad", timeout_s=120)
+    assert outcome == {"bad": "Failed"}
+    node = json.loads(kubectl("get", "node", "xid-02", "-o", "json").stdout)
+    assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "GpuHealthy"] == ["False"]
+    pods = json.loads(kubectl("get", "pods", "-n", namespace, "-l", "job-name=bad", "-o", "json").stdout)["items"]
+    logs = {p["spec"]["nodeName"]: kubectl("logs", "-n", namespace, p["metadata"]["name"]).stdout for p in pods}
+    assert any("NCCL error" in text or "CUDA error" in text for node, text in logs.items() if node == "xid-02")
+    assert any("Watchdog caught collective operation timeout" in text or "CUDA error" in text
+               for node, text in logs.items() if node == "xid-01")

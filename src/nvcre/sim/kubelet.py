@@ -643,6 +643,13 @@ class Kubelet:
                 return
             await asyncio.sleep(0.2)
 
+    def abort_rendezvous(self, key: str, origin: PodRunner) -> None:
+        """One torchrun worker died: the others of its group fail as NCCL times out."""
+        for runner in list(self.runners.values()):
+            if runner is not origin and runner.ns == origin.ns:
+                if any(c.started and c.rendezvous == key for c in runner.main):
+                    runner.abort_training(runner.node.index)
+
     def release_group(self, launcher: PodRunner, code: int) -> None:
         """The launcher ended: its sshd workers stop (exit 0)."""
         for uid in self.groups.pop(launcher.uid, set()):

@@ -50,6 +50,7 @@ class ContainerState:
         self.stop = asyncio.Event()
         self.stop_code: int | None = None
         self.stop_line: str | None = None
+        self.rendezvous: str | None = None  # torchrun group this run belongs to
 
     def container_id(self) -> str:
         digest = hashlib.sha256(f"{self._uid}/{self.name}/{self.restart_count}".encode()).hexdigest()
@@ -70,6 +71,24 @@ class ContainerState:
         if "waiting" not in self.state or self.restart_count:
             out["containerID"] = self.container_id()
         return out
+
+
+def _rendezvous(env: dict[str, str], segs) -> str | None:
+    """The torchrun group key: master address and port (or rendezvous endpoint)."""
+    for segment in segs:
+        argv = segment.argv
+        for flag in ("--rdzv-endpoint", "--rdzv_endpoint", "--master-addr", "--master_addr"):
+            if flag in argv[:-1]:
+                value = argv[argv.index(flag) + 1]
+                if not value:
+                    continue
+                port = ""
+                for pflag in ("--master-port", "--master_port"):
+                    if pflag in argv[:-1]:
+                        port = argv[argv.index(pflag) + 1]
+                return f"{value}:{port}"
+    addr = env.get("PET_MASTER_ADDR") or env.get("MASTER_ADDR")
+    return f"{addr}:{env.get('PET_MASTER_PORT') or env.get('MASTER_PORT', '')}" if addr else None
 
 
 class PodRunner:
@@ -242,6 +261,7 @@ class PodRunner:
         if hosts:
             await self.k.wait_for_hosts(self, hosts, ctx)
         ctx.start = datetime.now(timezone.utc)
+        c.rendezvous = _rendezvous(ctx.env, segs) if dispatch.classify(ctx) == "megatron" else None
         try:
             outcome: Outcome = dispatch.emulate(ctx)
         except Exception as exc:  # a bug in an emulator must not hang the pod
@@ -269,7 +289,8 @@ class PodRunner:
         if stopped:
             code = c.stop_code if c.stop_code is not None else EXIT_KILLED
             if c.stop_line:
-                run_log.append(c.stop_line)
+                for text in c.stop_line.splitlines():
+                    run_log.append(text)
             reason = "Completed" if code == 0 else "Error"
         else:
             code = outcome.exit_code
@@ -289,6 +310,9 @@ class PodRunner:
         await self.push()
         if outcome.hosts or hosts:
             self.k.release_group(self, code)
+        if c.rendezvous and code != 0 and not stopped:
+            self.k.abort_rendezvous(c.rendezvous, self)
+        c.rendezvous = None
         return code
 
     def stop_sshd(self, launcher_code: int) -> None:
@@ -297,6 +321,19 @@ class PodRunner:
             if c.started:
                 c.stop_code = 0
                 c.stop_line = f"launcher finished with exit code {launcher_code}; stopping sshd"
+                c.stop.set()
+
+    def abort_training(self, rank_hint: int) -> None:
+        """A peer of this torchrun group died: NCCL's watchdog fails this one too."""
+        for c in self.main:
+            if c.started and c.rendezvous:
+                c.stop_code = 1
+                c.stop_line = (
+                    f"[rank{rank_hint}]:[E ProcessGroupNCCL.cpp:632] [Rank {rank_hint}] Watchdog caught collective "
+                    "operation timeout: WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600031 milliseconds "
+                    "before timing out.\n"
+                    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: pretrain_gpt.py FAILED"
+                )
                 c.stop.set()
 
     async def terminate(self) -> None:

@@ -145,9 +145,16 @@ def test_gpu_off_bus_kills_the_run_midway(make_ctx):
     assert result.errors and not result.concluded
 
 
-def test_gpu_already_gone_does_not_fire_again(make_ctx):
+def test_gpu_already_gone_fails_at_start_without_firing_again(make_ctx):
     ctx = make_ctx(MPI, faults=["gpu-off-bus:node=gpu-node-02,gpu=3"], off_bus=frozenset({"gpu-node-02"}))
-    assert dispatch.emulate(ctx).exit_code == 0
+    out = dispatch.emulate(ctx)
+    assert out.exit_code != 0 and "Test CUDA failure" in out.text()
+    assert not [line for line in out.lines if line.effect]
+    assert not parse_nccl_log(out.text()).rows
+    # a run that does not use the lost GPU is unaffected
+    fine = make_ctx(MPI[:4] + ["2"] + MPI[5:], faults=["gpu-off-bus:node=gpu-node-02,gpu=3"],
+                    off_bus=frozenset({"gpu-node-02"}))
+    assert dispatch.emulate(fine).exit_code == 0
 
 
 def test_flaky_node_fails_sometimes_and_is_seeded(make_ctx):

@@ -145,3 +145,11 @@ def test_generic_echo_sleep_exit(make_ctx):
     assert out.lines[1].at == pytest.approx(30)
     assert dispatch.emulate(make_ctx(["sleep", "infinity"])).duration is None
     assert dispatch.emulate(make_ctx(["/app/server"])).exit_code == 0
+
+
+def test_a_gpu_that_is_already_gone_fails_new_runs_at_start(make_ctx):
+    faults = ["gpu-off-bus:node=gpu-node-01,gpu=2"]
+    train = dispatch.emulate(make_ctx(["/bin/bash", "-c", TRAIN], faults=faults, off_bus=frozenset({"gpu-node-01"})))
+    assert train.exit_code == 1 and "CUDA error" in train.text()
+    nccl = dispatch.emulate(make_ctx(["all_reduce_perf", "-g", "8"], faults=faults, off_bus=frozenset({"gpu-node-01"})))
+    assert nccl.exit_code != 0 and "Test CUDA failure" in nccl.text()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from nvcre.sim.emulators.base import Effect, Line, Outcome, RunContext, expand
 from nvcre.sim.emulators.shell import Segment
+from nvcre.sim.hardware import NCCL_VERSION
 
 _SCRIPT = re.compile(r"(pretrain_gpt|pretrain_mamba|pretrain_t5|megatron)", re.IGNORECASE)
 STARTUP_S = 60.0
@@ -201,6 +202,11 @@ def emulate(ctx: RunContext, segment: Segment, start: int) -> Outcome:
     effect: Effect | None = None
     remaining = max(0, args.train_iters - resume)
     off_bus = ctx.faults.gpu_off_bus(node.name)
+    if off_bus is not None and node.name in ctx.off_bus and off_bus.gpu < args.nproc_per_node:
+        rank = args.node_rank * args.nproc_per_node + off_bus.gpu
+        lines.append(Line(t, f"[rank{rank}]: RuntimeError: CUDA error: unknown error"))
+        lines.append(Line(t + 0.01, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: pretrain_gpt.py FAILED"))
+        return Outcome("megatron", sorted(lines, key=lambda x: x.at), exit_code=1, duration=t + 1.0, reason="Error")
     if remaining and off_bus is not None and node.name not in ctx.off_bus:
         stop_iter = resume + max(1, int(remaining * off_bus.at_fraction))
         effect = Effect("gpu-off-bus", node=node.name, gpu=off_bus.gpu)
@@ -208,7 +214,7 @@ def emulate(ctx: RunContext, segment: Segment, start: int) -> Outcome:
             f"[rank{args.node_rank * args.nproc_per_node + off_bus.gpu}]: RuntimeError: CUDA error: unspecified launch failure",
             "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
             (f"torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, "
-             f"unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version {2}.27.7"),
+             f"unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version {NCCL_VERSION.split('+')[0]}"),
             "ncclUnhandledCudaError: Call to CUDA function failed.",
             "Last error:",
             "Cuda failure 'unspecified launch failure'",
@@ -233,7 +239,7 @@ def emulate(ctx: RunContext, segment: Segment, start: int) -> Outcome:
     iteration = resume
     first_of_run = True
     consumed = resume * gbs
-    loss = 12.2 * math.exp(-resume / 400.0) + 1.8
+    loss = 10.4 * math.exp(-resume / 400.0) + 1.8
     exited_early = False
     while iteration < args.train_iters:
         iteration += 1
@@ -243,7 +249,7 @@ def emulate(ctx: RunContext, segment: Segment, start: int) -> Outcome:
         t += cost
         interval_time += cost
         consumed += gbs
-        loss = 12.2 * math.exp(-iteration / 400.0) + 1.8 + rng.gauss(0.0, 0.02)
+        loss = 10.4 * math.exp(-iteration / 400.0) + 1.8 + rng.gauss(0.0, 0.02)
         if stop_iter is not None and iteration >= stop_iter:
             lines.append(Line(t, crash[0], effect))
             lines.extend(Line(t + 0.01 * (i + 1), text) for i, text in enumerate(crash[1:]))

@@ -427,7 +427,7 @@ def emulate(ctx: RunContext, segment: Segment, binary_index: int) -> Outcome:
     total = writer.t + sum(c for *_, c in sweep) + 0.5
 
     # --- faults that end the run early -------------------------------------------------
-    failure = _failure(ctx, layout, total, transport)
+    failure = _failure(ctx, layout, total, transport, perf.gpus)
     busbws: list[float] = []
     for printed, count, results, cost in sweep:
         if failure and writer.t + cost >= failure[0]:
@@ -590,13 +590,23 @@ def _init_info(writer: _Writer, ranks: list[Rank], layout: list[tuple[GroupHost,
         )
 
 
-def _failure(ctx: RunContext, layout: list[tuple[GroupHost, int]], total: float, transport: str):
+def _failure(ctx: RunContext, layout: list[tuple[GroupHost, int]], total: float, transport: str,
+             gpus_per_proc: int = 1):
     """The earliest fault that kills this run: (time, lines, exit code, effect) or None."""
     rng = random.Random(ctx.run_seed("nccl-fail"))
     events = []
-    for index, (host, _procs) in enumerate(layout):
+    for index, (host, procs) in enumerate(layout):
         node = host.node
         off_bus = ctx.faults.gpu_off_bus(node.name)
+        if off_bus is not None and node.name in ctx.off_bus and off_bus.gpu < procs * max(1, gpus_per_proc):
+            # the GPU is already gone: the rank that drives it cannot even start
+            pid = _pid(ctx.seed, ctx.pod.uid, ctx.pod.restart_count, host.hostname, off_bus.gpu)
+            lines = [
+                f"{host.hostname}: Test CUDA failure common.cu:892 'unknown error'",
+                f" .. {host.hostname} pid {pid}: Test failure common.cu:1019",
+            ]
+            events.append((0.0, lines, 2, None))
+            continue
         if off_bus is not None and node.name not in ctx.off_bus:
             at = off_bus.at_fraction * total
             pid = _pid(ctx.seed, ctx.pod.uid, ctx.pod.restart_count, host.hostname, 0)
