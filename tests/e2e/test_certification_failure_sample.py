@@ -48,10 +48,12 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
     assert e2e.true_condition(wf, "Failed")["reason"] == "JobHardwareFailed"
     assert e2e.true_condition(wf, "ValidationFailed")
     # the violation message carries the measured value and the expression
-    msg = next(n.get("message", "") for n in wf["status"]["failedNodes"] if n["name"] == "gpu-node-07")
-    assert "busBandwidthGBps" in msg and "value >= 300" in msg
-    # the Job of gpu-node-12's group recorded why it died
     jobs = kube.list(NVCRE_API_VERSION, "Job", namespace, label_selector=f"nvcre.nvidia.com/workflow={wf['metadata']['name']}")
+    msg = next(n.get("message", "") for j in jobs for n in j["status"].get("failedNodes", []) if n["name"] == "gpu-node-07")
+    assert "busBandwidthGBps" in msg and "value >= 300" in msg
+    group_msgs = [g.get("message", "") for g in wf["status"]["failedGroups"]]
+    assert any("busBandwidthGBps" in m for m in group_msgs), group_msgs
+    # the Job of gpu-node-12's group recorded why it died
     dead = [j for j in jobs if any(n["name"] == "gpu-node-12" for n in j["status"].get("failedNodes", []))]
     assert dead and dead[0]["status"].get("failureLog", {}).get("podName")
     # the workloads were cleaned up

@@ -164,7 +164,11 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
     # health: every node of the group (or where pods ran), before any failure is attributed
     include_cordoned = (meta.get("annotations") or {}).get(INCLUDE_CORDONED) == "true"
     watch = sorted(set(group) | set(ran))
-    nodes = [n for n in (ctx.kube.get("v1", "Node", nn) for nn in watch) if n is not None]
+    if len(watch) > 4:  # one LIST beats many GETs
+        wanted = set(watch)
+        nodes = [n for n in ctx.kube.list("v1", "Node", label_selector="nvidia.com/gpu.present") if n["metadata"]["name"] in wanted]
+    else:
+        nodes = [n for n in (ctx.kube.get("v1", "Node", nn) for nn in watch) if n is not None]
     try:
         sick = unhealthy_nodes(spec, nodes, include_cordoned=include_cordoned)
     except Exception as err:  # a detector that does not compile is reported, the run goes on
@@ -227,6 +231,8 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
                 )
         if terminal is not None:
             t_phase, t_reason, t_message = terminal
+            if not st.get("workloadStartTime") and (started := ws.first_container_start(pods)):
+                st["workloadStartTime"] = started  # it ran and ended between two looks
             c.set_status_phase(st, t_phase, t_reason, t_message, generation=gen)
             if failure_log is not None:
                 st.setdefault("failureLog", failure_log)

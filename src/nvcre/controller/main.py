@@ -46,6 +46,7 @@ def install_default_log_profiles(kube: KubeClient) -> list[str]:
 def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Controller:
     kube = KubeClient.from_kubeconfig(kubeconfig)
     ctx = Context(kube=kube, settings=settings or Settings(), metrics=ControllerMetrics())
+    ctx.metrics.count_requests(kube)
     return Controller(ctx, dict(RECONCILERS))
 
 

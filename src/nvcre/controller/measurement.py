@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from nvcre.controller import conditions as c
 from nvcre.controller import workload_state as ws
-from nvcre.controller.context import Context, parse_duration, write_status
+from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.measurements import BANDWIDTH_PROFILES, complete_status, read_bandwidth, read_goodput
 from nvcre.kube.resources import NVCRE_API_VERSION
+
+
+JOB_FREEZE_GRACE = 30.0  # seconds the Job reconciler gets to freeze its measurement itself
 
 
 def _make(kind: str):
@@ -34,6 +37,14 @@ def _make(kind: str):
         if job is None:
             write_status(ctx, m, lambda o: complete_status(o["status"], "JobFailed", f"Job {job_name} not found", ctx.now_text(), None))
             return None
+        jconds = (job.get("status") or {}).get("conditions")
+        age = ctx.now() - (parse_time(m["metadata"].get("creationTimestamp")) or ctx.now())
+        if not c.is_terminal(jconds) and age < interval:
+            return interval - age  # first provisional sample one interval in
+        if c.is_terminal(jconds):
+            ended = max((parse_time(x.get("lastTransitionTime")) or 0.0) for x in jconds if x.get("status") == "True")
+            if ctx.now() - ended < JOB_FREEZE_GRACE:
+                return JOB_FREEZE_GRACE  # the Job freezes its own measurement from its one final read
         pods = ctx.kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(job_name))
         pod = ws.launcher_pod(pods)
         text = ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None
@@ -45,7 +56,6 @@ def _make(kind: str):
             if profile is None:
                 ctx.events.emit(m, "Warning", "LogProfileNotFound", f"LogProfile {profile_name} does not exist")
             reading = read_goodput(text, profile)
-        jconds = (job.get("status") or {}).get("conditions")
         if c.is_terminal(jconds):
             ok = c.is_true(jconds, c.SUCCEEDED)
             reason = "JobSucceeded" if ok and reading.ok else ("JobFailed" if not ok else (reading.note or "NoDataCollected"))

@@ -165,7 +165,25 @@ class ControllerMetrics:
             ["namespace", "job", "workflow", "node"], registry=self.registry,
         )
 
+    def count_requests(self, kube) -> None:
+        """Expose the kube client's request counts (requests per Job is a budget we measure)."""
+        self.registry.register(_RequestCollector(kube))
+
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
         from prometheus_client import start_http_server
 
         start_http_server(port, addr=addr, registry=self.registry)
+
+
+class _RequestCollector(Collector):
+    def __init__(self, kube) -> None:
+        self.kube = kube
+
+    def collect(self) -> Iterable:
+        from prometheus_client.core import CounterMetricFamily
+
+        family = CounterMetricFamily("nvcre_api_requests", "API requests the reconcilers made", labels=["verb", "kind"])
+        for key, count in sorted(dict(self.kube.requests).items()):
+            verb, _, kind = key.partition(" ")
+            family.add_metric([verb, kind], float(count))
+        yield family

@@ -24,7 +24,9 @@ from nvcre.kube.resources import NVCRE_API_VERSION
 
 log = logging.getLogger(__name__)
 
-MAX_FAILED_GROUPS = 256  # keep status small: the first failed groups, all failed nodes
+MAX_FAILED_GROUPS = 128  # keep status small: the first failed groups, all failed nodes
+COMPACT_GROUPS = 256  # above this many groups, group entries carry no jobRef or times
+FAILED_GROUP_TAIL = 512  # log excerpt kept per failed group (the Job keeps the full excerpt)
 GROUP_BANDWIDTH_LIMIT = 32  # per-group bandwidth tables only for small Workflows
 
 
@@ -120,11 +122,17 @@ def _step(ctx: Context, wf: dict) -> float | None:
     # 1. poll running groups
     finished: list[tuple[int, core.GroupOutcome, dict | None]] = []
     blocked: list[str] = []
+    jobs: dict[str, dict] = {}
+    if any(g.get("phase") == core.RUNNING for g in groups):  # one LIST, not one GET per group
+        for item in ctx.kube.list(NVCRE_API_VERSION, "Job", meta["namespace"], label_selector=f"{L.WORKFLOW}={meta['name']}"):
+            jobs[item["metadata"]["name"]] = item
     for i, g in enumerate(groups):
         if g.get("phase") != core.RUNNING:
             continue
         job_name = (g.get("jobRef") or {}).get("name") or _job_name(wf, g, iteration)
-        job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, meta["namespace"])
+        job = jobs.get(job_name)
+        if job is None:  # a list can lag a create by a moment: confirm before calling it gone
+            job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, meta["namespace"])
         outcome = core.group_outcome(job)
         if outcome.phase == core.RUNNING:
             if outcome.blocked:
@@ -162,19 +170,25 @@ def _step(ctx: Context, wf: dict) -> float | None:
         if int(oorch.get("currentIteration") or 1) != iteration or len(cur) != len(groups):
             return False  # another pass moved on; the next pass re-decides
         before = copy.deepcopy(ost)
+        pending: list[dict] = []
         for i, outcome, job in finished:
             g = cur[i]
             if g.get("phase") != core.RUNNING:
                 continue
             g["phase"] = outcome.phase
-            g["completionTime"] = now_text
-            _absorb_job(ost, g, outcome, job, iteration, len(cur))
+            if len(cur) <= COMPACT_GROUPS:
+                g["completionTime"] = now_text
+            _absorb_job(ost, g, outcome, job, iteration, len(cur), pending)
+        if pending:
+            ost["failedNodes"], _ = c.merge_failed_nodes(ost.get("failedNodes"), pending)
+            ost["failedNodeCount"] = len({n["name"] for n in ost["failedNodes"]})
         for i, job_name in launched:
             g = cur[i]
             if g.get("phase") == core.PENDING:
                 g["phase"] = core.RUNNING
-                g["jobRef"] = {"apiVersion": NVCRE_API_VERSION, "kind": "Job", "name": job_name, "namespace": o["metadata"]["namespace"]}
-                g["startTime"] = now_text
+                if len(cur) <= COMPACT_GROUPS:  # large plans derive the Job name from the group
+                    g["jobRef"] = {"apiVersion": NVCRE_API_VERSION, "kind": "Job", "name": job_name, "namespace": o["metadata"]["namespace"]}
+                    g["startTime"] = now_text
         done = sum(1 for g in cur if g.get("phase") in (core.SUCCEEDED, core.FAILED))
         ost["summary"] = {"groups": f"{done}/{len(cur)}", "iteration": f"{iteration}/{iterations}"}
         gen = o["metadata"].get("generation")
@@ -227,8 +241,10 @@ def _summary(g: dict) -> dict:
     return out
 
 
-def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | None, iteration: int, n_groups: int) -> None:
-    """Fold a finished group's Job into the Workflow: failed nodes, failed groups, bandwidth."""
+def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | None, iteration: int, n_groups: int,
+                pending: list[dict]) -> None:
+    """Fold a finished group's Job into the Workflow: failed groups and bandwidth now; its
+    failed nodes go to ``pending``, merged once per pass (one merge, not one per Job)."""
     jst = (job or {}).get("status") or {}
     measured = jst.get("measurements") or {}
     if measured.get("bandwidth"):
@@ -245,8 +261,13 @@ def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | N
         orch = st.setdefault("orchestration", {})
         orch["exercisedNodes"] = sorted(set(orch.get("exercisedNodes") or []) | set(jst["nodesRan"]))
     if jst.get("failedNodes"):
-        st["failedNodes"], _ = c.merge_failed_nodes(st.get("failedNodes"), jst["failedNodes"])
-        st["failedNodeCount"] = len({n["name"] for n in st["failedNodes"]})
+        # A message that only repeats the group's verdict stays on the Job and in
+        # failedGroups; node-specific ones (a health detector's finding) are kept.
+        entries = [
+            n if n.get("reason") == c.NodeReason.HARDWARE_FAILURE_DETECTED else {"name": n["name"], "reason": n["reason"]}
+            for n in jst["failedNodes"]
+        ]
+        pending.extend(entries)
     if outcome.phase != core.FAILED:
         return
     failed = st.setdefault("failedGroups", [])
@@ -265,9 +286,18 @@ def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | N
         "nodes": list(group.get("nodes") or jst.get("nodesRan") or [])[:1024],
         "reason": (reason or "")[:128] or None,
         "message": (outcome.message or "")[:1024] or None,
-        "failureLog": jst.get("failureLog"),
+        "failureLog": _short_log(jst.get("failureLog")),
     }
     failed.append({k: v for k, v in entry.items() if v is not None})
+
+
+def _short_log(log: dict | None) -> dict | None:
+    if not log:
+        return None
+    out = dict(log)
+    if out.get("tail"):
+        out["tail"] = out["tail"][-FAILED_GROUP_TAIL:]
+    return out
 
 
 def _running_mean(current: list[dict], new: list[dict]) -> list[dict]:

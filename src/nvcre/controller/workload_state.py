@@ -125,6 +125,18 @@ def pod_nodes(pods: list[dict], *, live_only: bool = False) -> list[str]:
     return sorted(out)
 
 
+def first_container_start(pods: list[dict]) -> str | None:
+    """The earliest container start among the workload's pods (RFC 3339), if any ran."""
+    starts = []
+    for pod in pods:
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+            for state in ("running", "terminated"):
+                started = ((cs.get("state") or {}).get(state) or {}).get("startedAt")
+                if started:
+                    starts.append(started)
+    return min(starts) if starts else None
+
+
 @dataclass(frozen=True)
 class FailedContainer:
     pod: str
