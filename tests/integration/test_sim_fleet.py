@@ -220,3 +220,20 @@ def test_init_containers_run_first(fleet, kubectl, namespace):
     assert kubectl("logs", "-n", namespace, "init", "-c", "prepare").stdout == "prepared\n"
     conditions = {c["type"]: c["status"] for c in status["conditions"]}
     assert conditions["Initialized"] == "True" and conditions["Ready"] == "False"
+
+
+def test_dra_claim_is_allocated_by_the_scheduler_and_the_pod_runs(fleet, kubectl, namespace):
+    fleet(1, racks=1, dra=True)
+    version = json.loads(kubectl("get", "--raw", "/apis/resource.k8s.io").stdout)["preferredVersion"]["groupVersion"]
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}
+    if version.endswith("v1beta1"):
+        request = {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 2}
+    template = {"apiVersion": version, "kind": "ResourceClaimTemplate", "metadata": {"name": "two-gpus"},
+                "spec": {"spec": {"devices": {"requests": [request]}}}}
+    pod = _pod("dra", ["sh", "-c", "echo claimed"])
+    pod["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}]
+    pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpus"}]}
+    _apply(kubectl, namespace, template, pod)
+    wait_until(lambda: _phase(kubectl, namespace, "dra") == "Succeeded", timeout_s=60, what="the DRA pod to run")
+    assert _pod_obj(kubectl, namespace, "dra")["spec"]["nodeName"] == "gpu-node-01"
+    assert kubectl("logs", "-n", namespace, "dra").stdout == "claimed\n"

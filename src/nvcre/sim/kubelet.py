@@ -35,6 +35,7 @@ from nvcre.sim.emulators.base import Effect, GroupHost, PodView, RunContext
 from nvcre.sim.fabric import FabricModel
 from nvcre.sim.faults import FaultModel, Scenario, parse_fault_flag, parse_scenario
 from nvcre.sim.fleet import (
+    DRA_DRIVER,
     FLEET_LABEL,
     GPU_HEALTH_CONDITION,
     Fleet,
@@ -297,6 +298,16 @@ class Kubelet:
                     raise
 
         await self._bounded([create(f) for f in self.facts.values()])
+        device_class = {
+            "apiVersion": version, "kind": "DeviceClass",
+            "metadata": {"name": DRA_DRIVER},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRA_DRIVER}'"}}]},
+        }
+        try:
+            await self.api.post(f"/apis/{version}/deviceclasses", device_class)
+        except ApiError as exc:
+            if exc.status != 409:
+                log.warning("DeviceClass %s not created: %s", DRA_DRIVER, exc)
 
     async def _publish_ground_truth(self, state_dir: Path) -> None:
         assert self.fleet is not None
