@@ -8,6 +8,7 @@ the native adapter's Jobs.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from kubernetes import client
@@ -237,3 +238,14 @@ def test_dra_claim_is_allocated_by_the_scheduler_and_the_pod_runs(fleet, kubectl
     wait_until(lambda: _phase(kubectl, namespace, "dra") == "Succeeded", timeout_s=60, what="the DRA pod to run")
     assert _pod_obj(kubectl, namespace, "dra")["spec"]["nodeName"] == "gpu-node-01"
     assert kubectl("logs", "-n", namespace, "dra").stdout == "claimed\n"
+
+
+def test_a_service_pod_keeps_running(fleet, kubectl, namespace):
+    fleet(1, racks=1)
+    _apply(kubectl, namespace, _pod("server", ["/usr/bin/controller", "--port", "8080"], node="gpu-node-01",
+                                     restart="Always"))
+    wait_until(lambda: _phase(kubectl, namespace, "server") == "Running", timeout_s=30, what="Running")
+    time.sleep(2)
+    status = _pod_obj(kubectl, namespace, "server")["status"]
+    assert status["phase"] == "Running" and status["containerStatuses"][0]["restartCount"] == 0
+    assert status["containerStatuses"][0]["ready"] is True

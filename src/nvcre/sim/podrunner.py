@@ -268,6 +268,8 @@ class PodRunner:
             log.exception("emulator failed for %s/%s %s", self.ns, self.name, c.name)
             outcome = Outcome("error", [Line(0.0, f"nvcre-sim: the emulator failed: {exc!r}")], exit_code=1,
                               duration=0.1, reason="Error")
+        if outcome.kind == "generic" and outcome.exit_code == 0 and self.restart_policy == "Always":
+            outcome.duration = None  # a service (Deployment, DaemonSet): it keeps running until deleted
         loop = asyncio.get_running_loop()
         begin = loop.time()
         scale = self.k.time_scale

@@ -11,7 +11,8 @@ mounted script files are looked through, see ``shell.py``):
    (``pretrain_gpt.py`` and friends) -> Megatron;
 4. ``sshd`` -> an MPI worker: stays up until the launcher that uses it finishes;
 5. anything else -> a generic program: ``echo`` prints, ``sleep`` takes its time,
-   ``exit N``/``false`` set the exit code; otherwise it exits 0.
+   ``exit N``/``false`` set the exit code; otherwise it exits 0 (the kubelet keeps a
+   successful one running when the pod's restartPolicy is Always: a server).
 """
 
 from __future__ import annotations
