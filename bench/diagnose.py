@@ -36,10 +36,10 @@ QUICK = {16: 30, 64: 30, 232: 20, 512: 10, 4096: 3}
 def one(args):
     """Run one scenario with both algorithms; return plain numbers."""
     n, kind, flip, seed, cross = args
-    sc = make_scenario(n, kind, seed, flip)
+    sc = make_scenario(n, kind, seed, flip, rack_size=0 if cross == "nolabels" else None)
     truth = set(sc.bad_nodes)
     policy = (DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True) if cross == "after"
-              else DiagnosePolicy(threshold=sc.threshold, cross_check=cross))
+              else DiagnosePolicy(threshold=sc.threshold, cross_check="full" if cross == "nolabels" else cross))
     st = run_planner(sc, policy)
     v = st.verdict
     named = {b["name"] for b in v.bad_nodes}
@@ -102,6 +102,9 @@ def main() -> int:
     # one bad node plus one link anywhere, default policy and with the cross check after faults
     jobs += [(n, "node+link", flip, seed, cross) for n in (64, 232) for flip in (0.0, 0.01)
              for cross in ("full", "after") for seed in range(seeds[n])]
+    # no topology labels: screens of ceil(sqrt(n)) nodes (the reference's chunks too)
+    jobs += [(n, kind, flip, seed, "nolabels") for n in (64, 232, 512) for kind in ("node", "nodes", "link-cross")
+             for flip in (0.0, 0.01) for seed in range(seeds[n])]
     t0 = time.perf_counter()
     with Pool(min(2, os.cpu_count() or 1)) as pool:
         rows = pool.map(one, jobs, chunksize=8)
@@ -126,7 +129,8 @@ def main() -> int:
     suite = {"full": defaultdict(lambda: [0, 0, 0]), "base": defaultdict(lambda: [0, 0, 0])}
     gpu_rows = []
     order = KINDS + ("node+link",)
-    for key in sorted(cls, key=lambda k: (k[1] == "node+link", k[3] != "full", k[0], order.index(k[1]), k[2], k[3])):
+    for key in sorted(cls, key=lambda k: (k[3] == "nolabels", k[1] == "node+link", k[3] != "full", k[0],
+                                          order.index(k[1]), k[2], k[3])):
         n, kind, flip, cross = key
         c = cls[key]
         o, b = c["ours"], c["base"]
@@ -147,7 +151,8 @@ def main() -> int:
         tot_ratio = mean([x["nr"] for x in o]) / mean([x["nr"] for x in b])
         if kind in KINDS:
             gpu_rows.append((key, nr_ratio, tot_ratio))
-        label = kind if cross == "full" else kind[:6] + ("*" if cross == "representatives" else "+")
+        mark = {"full": "", "representatives": "*", "after": "+", "nolabels": "~"}[cross]
+        label = kind if not mark else kind[:6] + mark
         print(f"{n:>5} {label:<10} {flip:>4.2f} {bound(n, kind, mean(c['d'])):>3} | "
               f"{mean([x['tests'] for x in o]):>11.1f} {mean([x['rounds'] for x in o]):>4.1f} "
               f"{(max(oaf) if oaf else 0):>4} {mean([x['nr'] for x in o]):>7.0f} {mean([x['nr_after'] for x in o]):>6.0f} "
@@ -157,7 +162,7 @@ def main() -> int:
               f"{fmt_p(bp, bfp)} {brc:>5.3f} {fmt_share([x['link'] for x in b]):>4} {fmt_share([x['rack'] for x in b]):>4} | "
               f"{nr_ratio:>6.2f} {tot_ratio:>5.2f}")
     print("(fpN = N healthy nodes named bad in a class without bad nodes; "
-          "* = crossCheck: representatives, the economy mode; + = crossCheckAfterFaults: true; LB = ceil(log2 C(n,d)), for links "
+          "* = crossCheck: representatives, the economy mode; + = crossCheckAfterFaults: true; ~ = no topology labels; LB = ceil(log2 C(n,d)), for links "
           "ceil(log2 C(n,2)), racks ceil(log2 racks); NR>1 x / NR x = ours / reference node-rounds)")
 
     # ---- planner time and state size at n = 4096: sequential, CPU time of this process (the

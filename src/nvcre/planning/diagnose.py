@@ -60,6 +60,7 @@ from nvcre.planning.codec import pack, ranges, unpack, unranges
 
 STATE_VERSION = 1
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
+UNLABELLED = "(no topology label)"  # how nodes without the topology label are named as a rack
 CROSS_CHECKS = ("full", "representatives", "none")
 
 
@@ -441,8 +442,11 @@ class _Planner:
             self.failed_families.add(family)
 
     def convict_rack(self, d: int, peer: int, tids: list[int]) -> None:
-        if not any(x == d for x, _, _ in self.s.bad_racks):
-            self.s.bad_racks.append([d, peer, sorted(set(tids))])
+        two_sided = len(self.s.domain_names) == 2  # with two domains only the boundary can be named
+        for x, y, _ in self.s.bad_racks:
+            if x == d or (two_sided and x == peer and y == d):
+                return
+        self.s.bad_racks.append([d, peer, sorted(set(tids))])
 
     def unresolved(self, nodes: Iterable[int], note: str) -> None:
         nodes = sorted(set(nodes))
@@ -471,7 +475,11 @@ class _Planner:
             else:
                 k = math.ceil(len(members) / cap)
                 size = math.ceil(len(members) / k)
-                groups.extend(members[i:i + size] for i in range(0, len(members), size))
+                chunks = [members[i:i + size] for i in range(0, len(members), size)]
+                if len(chunks) > 1 and len(chunks[-1]) < max(2, pol.min_group_size):
+                    last = chunks.pop()  # never leave a node to test alone
+                    chunks[-1] = chunks[-1] + last
+                groups.extend(chunks)
             start = end
         if singles:
             if len(singles) >= 2:
@@ -1219,10 +1227,12 @@ def verdict(state: DiagnoseState) -> Verdict:
     bad_racks = []
     for d, peer, tids in s.bad_racks:
         items = ev(tids)
-        entry = {"rack": s.domain_names[d], "message": "fails only across its boundary: " + summary(items),
-                 "evidence": items}
+        entry = {"rack": s.domain_names[d] or UNLABELLED,
+                 "message": "fails only across its boundary: " + summary(items), "evidence": items}
         if peer >= 0 and len(s.domain_names) == 2:
-            entry["peer"] = s.domain_names[peer]
+            entry["peer"] = s.domain_names[peer] or UNLABELLED
+            entry["message"] = (f"the boundary between {entry['rack']} and {entry['peer']} fails (with two racks "
+                                "the side cannot be told): " + summary(items))
         bad_racks.append(entry)
     unresolved = [{"nodes": [nm[i] for i in nodes], "message": note} for nodes, note in s.unresolved]
     good = [nm[i] for i, st in enumerate(s.status) if st == "g"]

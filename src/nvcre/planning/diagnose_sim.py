@@ -37,9 +37,14 @@ EXTRA_KINDS = ("node+link",)  # one bad node and one link anywhere (the end-to-e
 
 
 def cluster(n: int, rack_size: int | None = None) -> tuple[list[str], dict[str, str]]:
-    """``n`` node names and their racks (``rack_size`` nodes each, the last may be short)."""
-    size = rack_size or RACK_SIZES.get(n, 16)
+    """``n`` node names and their racks (``rack_size`` nodes each, the last may be short).
+
+    ``rack_size=0`` gives no topology at all (no rack labels, no rack faults).
+    """
     names = [f"gpu-node-{i:04d}" for i in range(n)]
+    if rack_size == 0:
+        return names, {}
+    size = rack_size or RACK_SIZES.get(n, 16)
     return names, {name: f"rack-{i // size:03d}" for i, name in enumerate(names)}
 
 
@@ -103,7 +108,7 @@ def make_scenario(n: int, kind: str, seed: int, flip: float = 0.0, bw_sigma: flo
         sc.bad_links = {frozenset((a, b)): degraded()}
     elif kind == "link-cross":
         a = rng.choice(nodes)
-        b = rng.choice([x for x in nodes if topo[x] != topo[a]])
+        b = rng.choice([x for x in nodes if topo.get(x) != topo.get(a)] or [x for x in nodes if x != a])
         sc.bad_links = {frozenset((a, b)): degraded()}
     elif kind == "node+link":
         a, b, c = rng.sample(nodes, 3)

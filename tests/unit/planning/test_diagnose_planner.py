@@ -283,3 +283,17 @@ def test_a_link_hidden_behind_a_bad_node_of_the_same_rack_needs_the_cross_check_
     v, _, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True))
     assert {b["name"] for b in v.bad_nodes} == names(4)
     assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0002", "gpu-node-0005")]
+
+
+def test_with_two_racks_a_rack_fault_is_named_once_as_their_boundary():
+    sc = scenario(n=16, rack=8, racks=[1])
+    v, _, _ = drive(sc)
+    assert not v.bad_nodes and not v.bad_links
+    assert len(v.bad_racks) == 1
+    assert {v.bad_racks[0]["rack"], v.bad_racks[0]["peer"]} == {"rack-000", "rack-001"}
+
+
+def test_screen_chunks_never_leave_a_node_alone():
+    names_ = [f"n{i}" for i in range(3)]
+    step = next_round(start(names_, {}, DiagnosePolicy()))
+    assert [len(g) for g in step.groups] == [3]
