@@ -1,0 +1,793 @@
+"""The case engine behind diagnose: open investigations advanced stage by stage.
+
+Each open *case* owns a disjoint set of nodes (a failing screen group, a suspect pair,
+one suspect, a rack, a set being searched). After a stage's results are in, every case
+reads its results and closes, continues, or opens smaller cases; then every open case
+plans its next tests, all node-disjoint, with proven-good partners claimed once per
+round. See ``nvcre.planning.diagnose`` for the fault and error models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
+
+
+
+class CasePlanner:
+    """Advances open cases with the finished stage's results and plans the next stage."""
+
+    def __init__(self, state: DiagnoseState) -> None:
+        self.s = state
+        self.busy: set[int] = set()
+        self.failed_families: set = set()
+        self.claimed: set[int] = set()
+        self.reserved: set[int] = set()
+        self.planned: list[tuple] = []
+
+    # -- bookkeeping
+    def new_case(self, kind: str, step: str, **data) -> dict:
+        if kind == "suspects":  # two findings can point at the same pair: look at it once
+            for other in self.s.cases:
+                if other["kind"] == "suspects" and other["members"] == data["members"]:
+                    return other
+        case = {"id": self.s.next_case, "kind": kind, "step": step, **data}
+        self.s.next_case += 1
+        self.s.cases.append(case)
+        return case
+
+    def result(self, case: dict, slot: str) -> tuple[str, int] | None:
+        tid = self.s.stage.get(f"{case['id']}:{slot}")
+        if tid is None:
+            return None
+        return self.s.tests[tid][3], tid
+
+    def mark(self, nodes: Iterable[int], status: str) -> None:
+        for i in nodes:
+            if self.s.status[i] not in ("b", "x"):
+                self.s.status[i] = status
+
+    def convict_node(self, x: int, tids: list[int]) -> None:
+        if self.s.status[x] != "b":
+            self.s.status[x] = "b"
+            self.s.bad_nodes.append([x, sorted(set(tids))])
+
+    def convict_link(self, a: int, b: int, tids: list[int], family: int | None = None) -> None:
+        a, b = min(a, b), max(a, b)
+        if not any(x == a and y == b for x, y, _ in self.s.bad_links):
+            self.s.bad_links.append([a, b, sorted(set(tids))])
+        self.mark((a, b), "g")
+        if family is not None:
+            self.failed_families.add(family)
+
+    def convict_rack(self, d: int, peer: int, tids: list[int]) -> None:
+        two_sided = len(self.s.domain_names) == 2  # with two domains only the boundary can be named
+        for x, y, _ in self.s.bad_racks:
+            if x == d or (two_sided and x == peer and y == d):
+                return
+        self.s.bad_racks.append([d, peer, sorted(set(tids))])
+
+    def unresolved(self, nodes: Iterable[int], note: str) -> None:
+        nodes = sorted(set(nodes))
+        for i in nodes:
+            if self.s.status[i] != "b":
+                self.s.status[i] = "x"
+        self.s.unresolved.append([nodes, note])
+
+    # -- screen
+    def screen_groups(self) -> list[list[int]]:
+        s = self.s
+        pol = s.policy
+        labelled = any(s.domain_names)
+        cap = pol.max_screen_size if labelled else max(2, min(pol.max_screen_size, 16,
+                                                            math.ceil(math.sqrt(len(s.names)))))
+        groups: list[list[int]] = []
+        singles: list[int] = []
+        start = 0
+        while start < len(s.names):
+            end = start
+            while end < len(s.names) and s.dom[end] == s.dom[start]:
+                end += 1
+            members = list(range(start, end))
+            if len(members) < max(2, pol.min_group_size) and pol.min_group_size > 1:
+                singles.extend(members)
+            else:
+                k = math.ceil(len(members) / cap)
+                size = math.ceil(len(members) / k)
+                chunks = [members[i:i + size] for i in range(0, len(members), size)]
+                if len(chunks) > 1 and len(chunks[-1]) < max(2, pol.min_group_size):
+                    last = chunks.pop()  # never leave a node to test alone
+                    chunks[-1] = chunks[-1] + last
+                groups.extend(chunks)
+            start = end
+        if singles:
+            if len(singles) >= 2:
+                groups.append(singles)
+            elif groups:
+                groups[-1] = groups[-1] + singles
+            else:
+                groups.append(singles)
+        return groups
+
+    # -- stage machinery
+    def advance(self) -> None:
+        open_cases = list(self.s.cases)
+        self.s.cases = []
+        self.failed_families: set = set()
+        for case in open_cases:
+            if case.pop("wait", False):
+                self.s.cases.append(case)  # it ran nothing this stage (no partner was free)
+                continue
+            handler = getattr(self, f"_done_{case['kind']}")
+            keep = handler(case)
+            if keep:
+                self.s.cases.append(case)
+        self.s.stage = {}
+        if self.failed_families:  # a search family found its failure: drop its untested hypotheses
+            self.s.cases = [c for c in self.s.cases
+                            if not (c.get("deduced") and c.get("family") in self.failed_families)]
+        self.s.cases.sort(key=lambda c: c["id"])
+
+    def plan_stage(self) -> None:
+        s = self.s
+        if s.round >= s.policy.max_rounds and s.cases:
+            for case in s.cases:
+                self.unresolved(_case_nodes(case), f"round limit {s.policy.max_rounds} reached ({case['kind']})")
+            s.cases = []
+        self.busy = set()
+        self.claimed = set()
+        self.planned = []
+        self.reserved = set()
+        for case in s.cases:
+            self.reserved.update(_case_nodes(case))
+        kept = []
+        for case in s.cases:
+            claimed = set(self.claimed)
+            used = {k: list(v) for k, v in case.get("used", {}).items()}
+            if self.busy.intersection(_case_nodes(case)):
+                tests = WAIT  # overlaps a case planned earlier this round: next round
+            else:
+                tests = getattr(self, f"_plan_{case['kind']}")(case)
+            if tests is None:
+                continue  # the case closed itself while planning
+            if tests == WAIT:  # no partner free this round: try again next round
+                self.claimed = claimed
+                case["used"] = used
+                case["wait"] = True
+                kept.append(case)
+                continue
+            for slot, nodes, tag in tests:
+                self.add(case, slot, nodes, tag)
+            kept.append(case)
+        s.cases = kept
+        s.pending = self.planned
+        if s.pending:
+            return
+        if s.cases and all(c.get("wait") for c in s.cases):
+            for case in s.cases:
+                self.unresolved(_case_nodes(case) or [case.get("member", 0)],
+                                "no proven-good partner is left to test these suspects against")
+            s.cases = []
+        if s.cases:
+            # Every open case moved on by deduction; advance again without a round.
+            self.advance()
+            self.plan_stage()
+        elif self.reopen() or self.late_cross_check():
+            self.plan_stage()
+
+    def late_cross_check(self) -> bool:
+        """Run the skipped cross check when every screen failure turned out to be noise."""
+        s = self.s
+        found = bool(s.bad_nodes or s.bad_links or s.bad_racks or s.unresolved)
+        if s.policy.cross_check == "none" or (found and not s.policy.cross_check_after_faults):
+            return False
+        if any(t[2] == "cross" for t in s.tests) or not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
+            return False
+        if sum(1 for t in s.tests if t[2] == "screen") < 2:
+            return False
+        members = [i for i, st in enumerate(s.status) if st == "g"]
+        if len(members) < 2:
+            return False
+        s.notes = [n for n in s.notes if not n.startswith("cross-group check skipped")]
+        s.notes.append("the cross-group check ran after the screen failures were settled"
+                       + (" (without the nodes named bad)" if found else ""))
+        step = "giant" if s.policy.cross_check == "full" else "repgroup"
+        self.new_case("cross", step, members=members)
+        return True
+
+    def explained(self, nodes: Sequence[int]) -> bool:
+        """Whether a failing test is accounted for by a fault already named."""
+        s = self.s
+        members = set(nodes)
+        if any(s.status[i] in ("b", "x") for i in nodes):
+            return True
+        if any(a in members and b in members for a, b, _ in s.bad_links):
+            return True
+        doms = {s.dom[i] for i in nodes}
+        return len(doms) > 1 and any(d in doms for d, _, _ in s.bad_racks)
+
+    def reopen(self) -> bool:
+        """Re-investigate the oldest failure nothing explains and nothing contradicted.
+
+        A flip in the middle of a search can send it down a wrong branch; the
+        failing set it started from is still on record, so look again (bounded).
+        """
+        s = self.s
+        if s.reopens >= 2:
+            return False
+        screens: list[int] = []
+        other: int | None = None
+        for tid, (_r, nodes, tag, outcome, _m, _w) in enumerate(s.tests):
+            if outcome == "P" or len(nodes) < 3 or tag not in ("screen", "cross", "retest", "search"):
+                continue
+            if self.explained(nodes):
+                continue
+            members = set(nodes)
+            if any(t[3] == "P" and members <= set(t[1]) for t in s.tests[tid + 1:]):
+                continue  # a later run of the same nodes (or more) passed: it was noise
+            if tag == "screen":
+                screens.append(tid)
+            elif other is None:
+                other = tid
+        if not screens and other is None:
+            return False
+        s.reopens += 1
+        if screens:  # disjoint screen groups: run each once more, all in one round
+            for tid in screens:
+                nodes = s.tests[tid][1]
+                self.mark(nodes, "g")
+                self.new_case("group", "retest", members=list(nodes), origin=[tid])
+            s.notes.append(f"{len(screens)} screen failure(s) were still unexplained; ran them again")
+            return True
+        r, nodes, tag = s.tests[other][:3]
+        self.mark(nodes, "g")
+        s.notes.append(f"round {r} {tag} failure of {len(nodes)} node(s) was still unexplained; searched it again")
+        self.new_case("search", "split", members=list(nodes), origin=[other])
+        return True
+
+    def add(self, case: dict, slot: str, nodes: Sequence[int], tag: str) -> None:
+        overlap = {i for i in nodes if i in self.busy and i not in self.claimed}
+        if overlap:  # a planner bug would break node-disjointness; refuse loudly
+            raise AssertionError(f"node {sorted(overlap)[:3]} planned twice in one round")
+        self.busy.update(nodes)
+        self.claimed.difference_update(nodes)
+        self.planned.append((tuple(sorted(nodes)), tag, case["id"], slot))
+
+    def helper(self, x: int, avoid: Iterable[int] = (), mode: str = "own-first",
+               exclude_domains: Iterable[int] = ()) -> int | None:
+        """A proven-good partner for ``x`` that is free this round.
+
+        ``mode``: "own" (same domain only), "own-first" (same domain, else the
+        nearest other one), "other" (another domain, not in ``exclude_domains``).
+        """
+        s = self.s
+        avoid = set(avoid)
+        excluded = set(exclude_domains)
+        d = s.dom[x]
+
+        def ok(i: int) -> bool:
+            return (s.status[i] == "g" and i not in self.busy and i not in self.claimed
+                    and i not in self.reserved and i not in avoid and i != x)
+
+        if mode in ("own", "own-first"):
+            lo = x
+            while lo > 0 and s.dom[lo - 1] == d:
+                lo -= 1
+            i = lo
+            while i < len(s.names) and s.dom[i] == d:
+                if ok(i):
+                    return i
+                i += 1
+            if mode == "own":
+                return None
+        n = len(s.names)
+        for step in range(1, n):  # nearest other domains first keeps partners spread
+            i = (x + step) % n
+            if s.dom[i] == d or s.dom[i] in excluded:
+                continue
+            if ok(i):
+                return i
+        return None
+
+    def solo_test(self, case: dict, x: int, slot: str, tag: str, avoid: Iterable[int] = (),
+                  mode: str = "own-first", exclude_domains: Iterable[int] = ()) -> tuple | None:
+        """``x`` with a proven-good partner (or alone when single-node tests are allowed)."""
+        if self.s.policy.min_group_size <= 1 and mode != "other":
+            return (slot, [x], tag)
+        h = self.helper(x, avoid, mode, exclude_domains)
+        if h is None:
+            return None
+        used = case.setdefault("used", {})
+        used[str(x)] = used.get(str(x), []) + [h]
+        self.claimed.add(h)
+        return (slot, [x, h], tag)
+
+    # -- screen ------------------------------------------------------------------
+    def _plan_screen(self, case: dict) -> list:
+        return [(f"g{i}", g, "screen") for i, g in enumerate(case["groups"])]
+
+    def _done_screen(self, case: dict) -> bool:
+        failing = []
+        for i, g in enumerate(case["groups"]):
+            outcome, tid = self.result(case, f"g{i}")
+            if outcome == "P":
+                self.mark(g, "g")
+            else:
+                self.mark(g, "s")
+                failing.append((g, tid))
+        for g, tid in failing:
+            self.open_group(g, [tid])
+        multi = len(case["groups"]) > 1
+        if failing:
+            if multi and self.s.policy.cross_check != "none" and not self.s.policy.cross_check_after_faults:
+                self.s.notes.append(
+                    f"cross-group check skipped: {len(failing)} screen group(s) failed; cross-rack links and "
+                    "rack uplinks are certified by a clean diagnose run after repair")
+        elif multi and self.s.policy.cross_check == "full":
+            self.new_case("cross", "giant", members=list(range(len(self.s.names))))
+        elif multi and self.s.policy.cross_check == "representatives":
+            self.new_case("cross", "repgroup", members=list(range(len(self.s.names))))
+        return False
+
+    def open_group(self, members: list[int], origin: list[int]) -> None:
+        if len(members) <= 3:
+            self.new_case("suspects", "solo", members=list(members), origin=list(origin))
+        else:
+            self.new_case("group", "pairs", members=list(members), origin=list(origin))
+
+    # -- group: a failing screen group, split into pairs -------------------------
+    @staticmethod
+    def _pairs(members: list[int]) -> list[list[int]]:
+        pairs = [members[i:i + 2] for i in range(0, len(members), 2)]
+        if len(pairs) > 1 and len(pairs[-1]) == 1:
+            last = pairs.pop()
+            pairs[-1] = pairs[-1] + last
+        return pairs
+
+    def _plan_group(self, case: dict) -> list:
+        if case["step"] == "pairs":
+            return [(f"p{i}", p, "pairs") for i, p in enumerate(self._pairs(case["members"]))]
+        return [("all", case["members"], "retest")]
+
+    def _done_group(self, case: dict) -> bool:
+        if case["step"] == "pairs":
+            failing = False
+            for i, p in enumerate(self._pairs(case["members"])):
+                outcome, tid = self.result(case, f"p{i}")
+                if outcome == "P":
+                    self.mark(p, "g")
+                else:
+                    failing = True
+                    self.new_case("suspects", "solo", members=list(p), origin=case["origin"] + [tid])
+            if failing:
+                return False
+            case["step"] = "retest"
+            return True
+        outcome, tid = self.result(case, "all")
+        if outcome == "P":
+            self.mark(case["members"], "g")
+            self.s.notes.append(
+                f"screen failure of {len(case['members'])} node(s) not reproduced (round {self.s.tests[tid][0]}); "
+                "treated as a flaky result")
+            return False
+        self.mark(case["members"], "g")
+        self.new_case("search", "split", members=list(case["members"]), origin=case["origin"] + [tid])
+        return False
+
+    # -- suspects: 2-3 nodes that failed together --------------------------------
+    def _plan_suspects(self, case: dict) -> list | None:
+        step = case["step"]
+        members = case["members"]
+        if step in ("solo", "linkcheck"):
+            tests = []
+            for i, x in enumerate(members):
+                avoid = case.get("used", {}).get(str(x), []) + members
+                t = self.solo_test(case, x, f"s{i}", "solo" if step == "solo" else "confirm", avoid)
+                if t is None:
+                    return WAIT
+                tests.append(t)
+            return tests
+        if step == "together":
+            return [("all", members, "retest")]
+        if step == "foreign":
+            tests = []
+            doms = {self.s.dom[x] for x in members}
+            used_doms: set[int] = set()
+            for i, x in enumerate(members):
+                t = self.solo_test(case, x, f"f{i}", "cross-probe", members, mode="other",
+                                   exclude_domains=doms | used_doms)
+                if t is None:  # only these domains exist: fall back to partners across the pair
+                    t = self.solo_test(case, x, f"f{i}", "cross-probe", members, mode="other",
+                                       exclude_domains={self.s.dom[x]})
+                if t is None:
+                    return WAIT
+                used_doms.add(self.s.dom[t[1][1]])
+                tests.append(t)
+            return tests
+        raise AssertionError(step)
+
+    def _exact_failures(self, case: dict) -> int:
+        """How often exactly this pair failed on its own (the only direct link evidence)."""
+        members = set(case["members"])
+        return sum(1 for t in case["origin"] if self.s.tests[t][3] != "P" and set(self.s.tests[t][1]) == members)
+
+    def _link_proven(self, case: dict) -> bool:
+        """Two own failures of the pair, or one on top of a search that deduced the pair.
+
+        A pair that came out of a wide round (one of hundreds of parallel rack probes)
+        needs a third failure: among that many tests two flips on one pair happen.
+        """
+        e = self._exact_failures(case)
+        need = case.get("need", 2)
+        return e >= need or (e >= need - 1 and case.get("deduced", False))
+
+    def _done_suspects(self, case: dict) -> bool:
+        step = case["step"]
+        members = case["members"]
+        same_domain = len({self.s.dom[x] for x in members}) == 1
+        needed = 2 if case.get("ctx", "node") == "node" else 1  # partner checks before a link
+        if step == "together":
+            outcome, tid = self.result(case, "all")
+            case["origin"] = case["origin"] + [tid]
+            if outcome == "P":
+                exact = set(members)
+                passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
+                if self._exact_failures(case) >= passes:  # one against one: let a third run decide
+                    self.mark(members, "s")
+                    return True
+                self.mark(members, "g")  # the pair failure (or the deduction) did not hold up
+                return False
+            case["deduced"] = False
+            if same_domain:
+                if case.get("solo_ok", 0) >= needed and self._link_proven(case):
+                    self.convict_link(members[0], members[1], case["origin"], case.get("family"))
+                    return False
+                if case.get("solo_ok", 0) >= needed:
+                    case["step"] = "together"
+                else:
+                    case["step"] = "linkcheck" if case.get("solo_ok", 0) else "solo"
+            else:
+                if case.get("foreign_ok") and self._link_proven(case):
+                    self.convict_link(members[0], members[1], case["origin"], case.get("family"))
+                    return False
+                case["step"] = "together" if case.get("foreign_ok") else "foreign"
+            self.mark(members, "s")
+            return True
+        slot = "f" if step == "foreign" else "s"
+        res = [self.result(case, f"{slot}{i}") for i in range(len(members))]
+        case["origin"] = case["origin"] + [tid for _, tid in res]
+        fails = [(x, o, tid) for x, (o, tid) in zip(members, res) if o != "P"]
+        if step == "foreign":
+            if not fails:
+                case["foreign_ok"] = True
+                if len(members) > 2:
+                    self.new_case("search", "split", members=list(members), origin=case["origin"])
+                    return False
+                if self._link_proven(case):
+                    self.convict_link(members[0], members[1], case["origin"], case.get("family"))
+                    return False
+                case["step"] = "together"
+                return True
+            for x, _o, tid in fails:
+                partner = [i for i in self.s.tests[tid][1] if i != x][0]
+                others = [m for m in members if m != x]
+                linked = others[0] if len(members) == 2 and self._exact_failures(case) else -1
+                self.new_case("rack", "confirm", member=x, origin=case["origin"], partners=[partner],
+                              link=linked, peer=self.s.dom[others[0]] if others else -1)
+            return False
+        for x, (o, _tid) in zip(members, res):
+            if o == "P" and self.s.status[x] != "b":
+                self.s.status[x] = "g"
+        if fails and case.get("ctx") == "link":
+            # These nodes already passed their screen: one failed partner test is more
+            # likely a flip than a node fault. Count per node and test again.
+            tally = case.setdefault("tally", {})
+            for x, (o, _tid) in zip(members, res):
+                t = tally.setdefault(str(x), [0, 0])
+                t[0 if o != "P" else 1] += 1
+            bad = [x for x in members if tally[str(x)][0] >= 2]
+            for x in bad:
+                self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
+            if bad:
+                for x in members:
+                    if x not in bad:
+                        self.mark([x], "g")
+                return False
+            case["step"] = "linkcheck"
+            self.mark(members, "s")
+            return True
+        if fails:
+            direct = self._exact_failures(case) >= 1
+            if step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct:
+                # the pair failed, its mate passed with a good partner, this node failed with
+                # one: any other explanation needs two independent flips
+                x, _o, tid = fails[0]
+                self.convict_node(x, case["origin"])
+                return False
+            for x, o, tid in fails:
+                self.new_case("node", "confirm", member=x, fails=1, passes=case.get("solo_ok", 0),
+                              origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
+                              partners=case.get("used", {}).get(str(x), []))
+            return False
+        case["solo_ok"] = case.get("solo_ok", 0) + 1
+        if len(members) == 3:
+            self.new_case("search", "split", members=list(members), origin=case["origin"])
+            return False
+        if case["solo_ok"] >= needed and self._link_proven(case):
+            self.convict_link(members[0], members[1], case["origin"], case.get("family"))
+            return False
+        self.mark(members, "s")
+        case["step"] = "linkcheck" if self._exact_failures(case) >= 2 else "together"
+        return True
+
+    # -- node: one suspect, tested with new partners until two results agree -----
+    def _plan_node(self, case: dict) -> list | None:
+        x = case["member"]
+        t = self.solo_test(case, x, "x", "confirm", case["partners"])
+        if t is None:
+            t = self.solo_test(case, x, "x", "confirm", [])
+        if t is None:
+            return WAIT
+        case["partners"] = case["partners"] + [t[1][1]] if len(t[1]) > 1 else case["partners"]
+        return [t]
+
+    def _done_node(self, case: dict) -> bool:
+        outcome, tid = self.result(case, "x")
+        case["origin"] = case["origin"] + [tid]
+        if outcome == "P":
+            case["passes"] += 1
+        else:
+            case["fails"] += 1
+        x = case["member"]
+        if case["fails"] >= 2:
+            self.convict_node(x, case["origin"])
+            return False
+        if case["passes"] >= 2:
+            self.mark([x], "g")
+            return False
+        self.mark([x], "s")
+        return True
+
+    # -- rack: a crossing test failed for one end; confirm with other nodes -------
+    def _plan_rack(self, case: dict) -> list | None:
+        s = self.s
+        x = case["member"]
+        d = s.dom[x]
+        exclude = {d, case["peer"]} | {s.dom[p] for p in case["partners"]}
+        tests = []
+        intra = self.helper(x, case["partners"], mode="own")
+        if intra is not None:
+            self.claimed.add(intra)
+            tests.append(("intra", [x, intra], "confirm"))
+        mate = self.helper(x, case["partners"], mode="own")
+        probe_from = mate if mate is not None else (x if intra is None else None)
+        if probe_from is not None:
+            self.claimed.add(probe_from)
+            far = self.helper(probe_from, case["partners"], mode="other", exclude_domains=exclude)
+            if far is None:
+                far = self.helper(probe_from, case["partners"], mode="other", exclude_domains={d})
+            if far is not None:
+                self.claimed.add(far)
+                tests.append(("cross", [probe_from, far], "cross-probe"))
+        if not tests:
+            return WAIT
+        return tests
+
+    def _done_rack(self, case: dict) -> bool:
+        x = case["member"]
+        intra = self.result(case, "intra")
+        cross = self.result(case, "cross")
+        tids = case["origin"] + [r[1] for r in (intra, cross) if r]
+        if intra and intra[0] != "P":
+            if cross and cross[0] != "P":
+                self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
+                              partners=case["partners"])
+            else:  # fails inside its own rack too: a node fault, not the rack
+                self.convict_node(x, tids)
+            return False
+        if cross and cross[0] != "P":
+            self.convict_rack(self.s.dom[x], case["peer"], tids)
+            return False
+        if case["link"] >= 0:  # neither the node nor its rack: the pair itself, if it fails again
+            a, b = sorted((x, case["link"]))
+            self.new_case("suspects", "together", members=[a, b], origin=tids, ctx="link", deduced=False)
+        else:
+            self.mark([x], "g")
+        return False
+
+    # -- cross: everything passed its screen; check across groups -----------------
+    def _plan_cross(self, case: dict) -> list:
+        if case["step"] in ("giant", "repgroup"):
+            nodes = case["members"] if case["step"] == "giant" else self._reps()
+            return [("all", nodes, "cross")]
+        case["groups"] = self._rep_pairs()
+        return [(f"r{i}", g, "rack-probe") for i, g in enumerate(case["groups"])]
+
+    def _reps(self) -> list[int]:
+        seen: dict[int, int] = {}
+        for i, d in enumerate(self.s.dom):
+            if d not in seen and self.s.status[i] == "g":
+                seen[d] = i
+        return list(seen.values())
+
+    def _rep_pairs(self) -> list[list[int]]:
+        return self._pairs(self._reps())
+
+    def _done_cross(self, case: dict) -> bool:
+        if case["step"] in ("giant", "repgroup"):
+            outcome, tid = self.result(case, "all")
+            if outcome == "P":
+                return False
+            if len(self._reps()) >= 2 and any(self.s.domain_names):
+                case["step"] = "reps"
+                case["origin"] = [tid]
+                return True
+            self.new_case("search", "split", members=list(case["members"]), origin=[tid])
+            return False
+        failing = []
+        for i, g in enumerate(case["groups"]):
+            outcome, tid = self.result(case, f"r{i}")
+            if outcome != "P":
+                failing.append((g, tid))
+        for g, tid in failing:
+            self.new_case("suspects", "foreign", members=list(g), origin=case["origin"] + [tid], ctx="link",
+                          need=3 if len(case["groups"]) > 8 else 2)
+        if not failing:
+            self.new_case("search", "split", members=list(case["members"]), origin=case["origin"])
+        return False
+
+    # -- search: a set known to fail, no single node to blame ---------------------
+    def _split(self, members: list[int]) -> tuple[list[int], list[int]]:
+        if len(members) == 3:
+            return members[:2], members[2:]
+        mid = len(members) // 2
+        doms = self.s.dom
+        best = None
+        for cut in range(1, len(members)):  # prefer a domain boundary near the middle
+            if doms[members[cut]] != doms[members[cut - 1]]:
+                if best is None or abs(cut - mid) < abs(best - mid):
+                    best = cut
+        if best is not None and len(members) // 4 <= best <= len(members) - len(members) // 4:
+            mid = best
+        return members[:mid], members[mid:]
+
+    def _plan_search(self, case: dict) -> list:
+        a, b = self._split(case["members"])
+        tests = []
+        if len(a) >= 2:
+            tests.append(("A", a, "search"))
+        if len(b) >= 2:
+            tests.append(("B", b, "search"))
+        return tests
+
+    def _done_search(self, case: dict) -> bool:
+        a, b = self._split(case["members"])
+        ra, rb = self.result(case, "A"), self.result(case, "B")
+        failed = False
+        for half, r in ((a, ra), (b, rb)):
+            if r and r[0] != "P":
+                failed = True
+                self.open_failing_set(half, case["origin"] + [r[1]])
+        if not failed:
+            self.open_bipartite(a, b, case["origin"] + [r[1] for r in (ra, rb) if r])
+        return False
+
+    def open_failing_set(self, members: list[int], origin: list[int]) -> None:
+        if len(members) == 2:
+            self.open_pair(members[0], members[1], origin, tested=True)
+        else:
+            self.new_case("search", "split", members=list(members), origin=origin)
+
+    def open_pair(self, a: int, b: int, origin: list[int], tested: bool, family: int | None = None) -> None:
+        """A pair the search narrowed to: tell node, link and rack apart.
+
+        When the pair itself just failed, go straight to the partner tests;
+        when it was only deduced, run it once on its own first.
+        """
+        if not tested:
+            step = "together"
+        else:
+            step = "foreign" if self.s.dom[a] != self.s.dom[b] else "solo"
+        self.new_case("suspects", step, members=[a, b], origin=origin, ctx="link", deduced=not tested,
+                      family=family)
+
+    def open_bipartite(self, a: list[int], b: list[int], origin: list[int], tested: bool = False,
+                       family: int | None = None) -> None:
+        if family is None:
+            family = self.s.next_case
+        if len(a) == 1 and len(b) == 1:
+            self.open_pair(a[0], b[0], origin, tested, family)
+        else:
+            self.new_case("bipartite", "mix", A=list(a), B=list(b), origin=origin, family=family,
+                          deduced=not tested)
+
+    # -- bipartite: the fault crosses A x B ---------------------------------------
+    @staticmethod
+    def _halves(x: list[int]) -> tuple[list[int], list[int]]:
+        h = (len(x) + 1) // 2
+        return x[:h], x[h:]
+
+    def _plan_bipartite(self, case: dict) -> list:
+        a1, a2 = self._halves(case["A"])
+        b1, b2 = self._halves(case["B"])
+        if case["step"] == "mix":
+            combos = [("m0", a1, b1), ("m1", a2, b2)]
+        elif case["step"] == "swap":
+            combos = [("s0", a1, b2), ("s1", a2, b1)]
+        else:
+            return [("all", case["A"] + case["B"], "retest")]
+        return [(slot, x + y, "search") for slot, x, y in combos if x and y]
+
+    def _done_bipartite(self, case: dict) -> bool:
+        """Narrow a fault known to cross A x B by halving both sides.
+
+        ``mix`` tests A1+B1 and A2+B2. If both pass the fault is in A1xB2 or A2xB1.
+        Right after a real failure both cells are searched at once (their nodes are
+        disjoint), which saves the round that would tell them apart; a cell that is
+        only a hypothesis is instead tested whole (``swap``) so hypotheses never
+        multiply. The first failure in a cell that had already failed once drops the
+        remaining hypotheses of the same search.
+        """
+        a1, a2 = self._halves(case["A"])
+        b1, b2 = self._halves(case["B"])
+        origin = case["origin"]
+        family = case.get("family")
+        step = case["step"]
+        if step == "verify":
+            outcome, tid = self.result(case, "all")
+            if outcome == "P":
+                if not case.get("deduced"):
+                    self.s.notes.append(f"a failing set of {len(case['A']) + len(case['B'])} nodes was not "
+                                        "reproduced; treated as a flaky result")
+            elif self.s.reopens < 2:  # reproduced: a flip misled the narrowing; start over on it
+                self.s.reopens += 1
+                self.new_case("search", "split", members=sorted(case["A"] + case["B"]), origin=origin + [tid])
+            else:
+                self.unresolved(case["A"] + case["B"],
+                                "the set fails but no part of it can be narrowed down (intermittent fault?)")
+            return False
+        slots = ("m0", "m1") if step == "mix" else ("s0", "s1")
+        cells = [(a1, b1), (a2, b2)] if step == "mix" else [(a1, b2), (a2, b1)]
+        failed = False
+        for slot, (x, y) in zip(slots, cells):
+            r = self.result(case, slot)
+            if r and r[0] != "P":
+                failed = True
+                self.open_bipartite(x, y, origin + [r[1]], tested=True, family=family)
+        if failed:
+            if not case.get("deduced"):
+                self.failed_families.add(family)
+            return False
+        if step == "swap":
+            case["step"] = "verify"
+            return True
+        left = [(x, y) for x, y in ((a1, b2), (a2, b1)) if x and y]
+        if len(left) == 1:
+            self.open_bipartite(left[0][0], left[0][1], origin, tested=False, family=family)
+            return False
+        if not left:
+            case["step"] = "verify"
+            return True
+        if case.get("deduced"):
+            case["step"] = "swap"
+            return True
+        for x, y in left:
+            self.open_bipartite(x, y, origin, tested=False, family=family)
+        return False
+
+
+def _case_nodes(case: Mapping) -> list[int]:
+    nodes: list[int] = []
+    for key in ("members", "A", "B"):
+        v = case.get(key)
+        if isinstance(v, list):
+            nodes.extend(v)
+    if "member" in case:
+        nodes.append(case["member"])
+    if case.get("kind") == "cross":
+        return []  # nodes stay usable as partners: the cross check doubts pairs, not nodes
+    if case.get("kind") == "screen":
+        return [i for g in case["groups"] for i in g]
+    return nodes
