@@ -23,9 +23,10 @@ Error model (what the planner assumes about the measurements)
       only when at least two failing tests with different, proven-good partners
       point at it (or when the failures around it leave exactly one consistent
       explanation whose alternative needs two independent flips). A link is named
-      only after the pair failed together at least twice while each end passed
-      with other partners; a rack only after two crossing tests with different
-      nodes and partners failed while its nodes pass inside the rack.
+      only after the pair failed on its own twice (once when a search deduced
+      exactly that pair) while each end passed with other partners; a rack only
+      after two crossing tests with different nodes and partners failed while its
+      nodes pass inside the rack.
       The residual error per decision is therefore O(p^2).
 
 Algorithm (rounds after a failing screen, in the common case)
