@@ -1,0 +1,65 @@
+"""What `setup init` and `setup reset` check before touching a cluster."""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcre.cli.setup import (
+    INIT_PHASES,
+    RESET_PHASES,
+    check_set,
+    check_set_json,
+    check_values_files,
+    image_sets,
+    kept_values,
+    parse_phases,
+)
+from nvcre.errors import UserError
+
+
+def test_phases():
+    assert parse_phases(["deps"], INIT_PHASES, "setup init") == {"deps"}
+    assert parse_phases(["cr,helm"], RESET_PHASES, "setup reset") == {"cr", "helm"}
+    with pytest.raises(UserError, match="unknown phase 'crds' for setup init; accepted: deps, helm"):
+        parse_phases(["crds"], INIT_PHASES, "setup init")
+
+
+def test_set_syntax():
+    check_set(["a.b=1", "x=1,y=2", "rbac.runNamespaces={a,b}", "list[0].name=x", "k=v=w"])
+    for bad in ("novalue", "=1", "a b=1", "a=1,broken"):
+        with pytest.raises(UserError, match="expected KEY=VALUE"):
+            check_set([bad])
+    check_set_json(['controller.tolerations=[{"key":"x"}]'])
+    with pytest.raises(UserError, match="not JSON"):
+        check_set_json(["a={x"])
+
+
+def test_values_files(tmp_path):
+    good = tmp_path / "v.yaml"
+    good.write_text("rbac:\n  scope: namespaced\n")
+    assert check_values_files([str(good)], False) == [str(good)]
+    with pytest.raises(UserError, match="no such file"):
+        check_values_files([str(tmp_path / "missing.yaml")], False)
+    with pytest.raises(UserError, match="URLs are not accepted"):
+        check_values_files(["https://example.com/v.yaml"], False)
+    with pytest.raises(UserError, match="needs --auto-approve"):
+        check_values_files(["-"], False)
+    listy = tmp_path / "list.yaml"
+    listy.write_text("- a\n")
+    with pytest.raises(UserError, match="expected a mapping"):
+        check_values_files([str(listy)], False)
+
+
+def test_image_flag():
+    assert image_sets("reg.example.com/nvcre:v1", [], [], []) == ["image.repository=reg.example.com/nvcre", "image.tag=v1"]
+    digest = "sha256:" + "a" * 64
+    assert image_sets(f"reg:5000/nvcre@{digest}", [], [], []) == ["image.repository=reg:5000/nvcre", f"image.digest={digest}"]
+    with pytest.raises(UserError, match="cannot be combined"):
+        image_sets("r:t", ["image.tag=x"], [], [])
+
+
+def test_kept_values():
+    previous = {"image": {"tag": "old"}, "controller": {"replicas": 0}, "rbac": {"scope": "namespaced", "create": True}}
+    assert kept_values(previous, reset=False) == {"controller": {"replicas": 0}, "rbac": {"scope": "namespaced", "create": True}}
+    assert kept_values(previous, reset=True) == {"rbac": {"scope": "namespaced"}}
+    assert kept_values({}, reset=True) == {}
