@@ -22,7 +22,7 @@ from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
 from nvcre.discovery.platform import platform_counts
 from nvcre.errors import UserError
 from nvcre.kube.client import ApiError
-from nvcre.report.build import DOMAIN_LABELS
+from nvcre.report.sources import DOMAIN_LABELS
 
 FORMATS = ("table", "json", "yaml")
 

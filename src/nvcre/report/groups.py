@@ -1,0 +1,164 @@
+"""The node groups of a category and their bandwidth: per message size and per group,
+with transport and LOW flags, and the category's table across groups.
+"""
+
+from __future__ import annotations
+
+from nvcre.report.format import gbps_text, human_size, to_float
+from nvcre.report.model import BandwidthRow, GroupResult
+from nvcre.report.sources import (
+    LABEL_GROUP,
+    ANNOTATION_GROUP_NODES,
+    true_condition,
+    job_phase,
+    first_key,
+    transport_list,
+)
+
+
+def group_result(
+    g: dict, jobs_by_name: dict, jobs: list[dict], bms: list[dict], node_domains: dict, bus_min: float | None
+) -> GroupResult:
+    job_name = (g.get("jobRef") or {}).get("name")
+    job = jobs_by_name.get(job_name) if job_name else None
+    if job is None:
+        job = next((j for j in jobs if ((j.get("metadata") or {}).get("labels") or {}).get(LABEL_GROUP) == g.get("name")), None)
+        job_name = (job or {}).get("metadata", {}).get("name", job_name)
+    # Unpinned groups name no nodes up front; the Job records where its pods ran
+    nodes = list(g.get("nodes") or []) or list(((job or {}).get("status") or {}).get("nodesRan") or [])
+    domains = g.get("domains") or []
+    group = GroupResult(
+        name=g.get("name", ""),
+        nodes=nodes,
+        domain=(domains[0] if len(domains) == 1 else None) or common_domain(nodes, node_domains),
+        phase=g.get("phase") or job_phase(job) or "Pending",
+        job_name=job_name,
+    )
+    attach_bandwidth(group, job, bms, bus_min, recorded=g)
+    return group
+
+
+def group_jobs_without_status(
+    groups: list[GroupResult], jobs: list[dict], bms: list[dict], node_domains: dict, bus_min: float | None
+) -> None:
+    """A Workflow status that lists no groups (yet) still has Jobs worth reporting."""
+    if groups:
+        return
+    for job in jobs:
+        meta = job.get("metadata") or {}
+        nodes = [n for n in ((meta.get("annotations") or {}).get(ANNOTATION_GROUP_NODES) or "").split(",") if n]
+        group = GroupResult(
+            name=(meta.get("labels") or {}).get(LABEL_GROUP) or meta.get("name", ""),
+            nodes=nodes,
+            domain=common_domain(nodes, node_domains),
+            phase=job_phase(job) or "Pending",
+            job_name=meta.get("name"),
+        )
+        attach_bandwidth(group, job, bms, bus_min)
+        groups.append(group)
+
+
+def common_domain(nodes: list[str], node_domains: dict[str, str]) -> str | None:
+    found = {node_domains[n] for n in nodes if n in node_domains}
+    return found.pop() if len(found) == 1 else None
+
+
+def attach_bandwidth(
+    group: GroupResult, job: dict | None, bms: list[dict], bus_min: float | None, recorded: dict | None = None
+) -> None:
+    """Fill a group's per-size bandwidth and transport: from the Workflow's group record
+    (it outlives the Job), else the Job, else its BandwidthMeasurement."""
+    source = None
+    if recorded and recorded.get("bandwidth"):
+        source = (list(recorded["bandwidth"]), transport_list(recorded.get("transport")), bool(recorded.get("provisional")))
+    source = source or bandwidth_source(job, bms)
+    if source is None:
+        return
+    results, transport, provisional = source
+    rows = []
+    for r in results:
+        size = int(to_float(r.get("sizeBytes", r.get("size"))) or 0)
+        alg_raw = first_key(r, "algBW", "algBwGBps", "algBWGBps")
+        bus_raw = first_key(r, "busBW", "busBwGBps", "busBWGBps")
+        alg, bus = to_float(alg_raw), to_float(bus_raw)
+        if alg is None or bus is None:
+            continue
+        rows.append(
+            BandwidthRow(
+                size=human_size(size),
+                size_bytes=size,
+                alg_bw=gbps_text(alg_raw) or "",
+                bus_bw=gbps_text(bus_raw) or "",
+                alg_bw_gbps=alg,
+                bus_bw_gbps=bus,
+                samples=int(r.get("samples") or 0),
+                provisional=provisional,
+            )
+        )
+    rows.sort(key=lambda r: r.size_bytes)
+    group.bandwidth = rows
+    group.transport = transport
+    group.provisional = provisional and bool(rows)
+    if rows:
+        peak = max(rows, key=lambda r: r.bus_bw_gbps)
+        group.bus_bw, group.bus_bw_gbps = peak.bus_bw, peak.bus_bw_gbps
+        if bus_min is not None and peak.bus_bw_gbps < bus_min:
+            group.below_min = True
+            peak.low = True
+
+
+def bandwidth_source(job: dict | None, bms: list[dict]) -> tuple[list[dict], list[str], bool] | None:
+    if job:
+        jstatus = job.get("status") or {}
+        m = jstatus.get("measurements") or {}
+        if m.get("bandwidth"):
+            return list(m["bandwidth"]), transport_list(m.get("transport")), bool(m.get("provisional"))
+        bw = jstatus.get("bandwidth")
+        if isinstance(bw, dict) and (bw.get("results") or bw.get("transport")):
+            return list(bw.get("results") or []), transport_list(bw.get("transport")), bool(bw.get("provisional"))
+        if isinstance(bw, list) and bw:
+            return list(bw), transport_list(jstatus.get("transport")), False
+    job_name = ((job or {}).get("metadata") or {}).get("name")
+    for bm in bms:
+        ref = ((bm.get("spec") or {}).get("jobRef") or {}).get("name")
+        if job_name and ref == job_name:
+            st = bm.get("status") or {}
+            complete = true_condition(st.get("conditions") or [], "Complete")
+            provisional = not complete or complete.get("reason") not in ("JobSucceeded", None, "")
+            return list(st.get("results") or st.get("bandwidth") or []), transport_list(st.get("transport")), provisional
+    return None
+
+
+def aggregate_bandwidth(groups: list[GroupResult], bus_min: float | None) -> list[BandwidthRow]:
+    """The category's table: one group as measured; several averaged per size, weighted by samples."""
+    measured = [g for g in groups if g.bandwidth and not g.provisional] or [g for g in groups if g.bandwidth]
+    if not measured:
+        return []
+    if len(measured) == 1:
+        return [row.model_copy() for row in measured[0].bandwidth]
+    by_size: dict[int, list[BandwidthRow]] = {}
+    for g in measured:
+        for row in g.bandwidth:
+            by_size.setdefault(row.size_bytes, []).append(row)
+    rows = []
+    for size, items in sorted(by_size.items()):
+        weights = [max(r.samples, 1) for r in items]
+        total = sum(weights)
+        alg = sum(r.alg_bw_gbps * w for r, w in zip(items, weights)) / total
+        bus = sum(r.bus_bw_gbps * w for r, w in zip(items, weights)) / total
+        rows.append(
+            BandwidthRow(
+                size=human_size(size),
+                size_bytes=size,
+                alg_bw=gbps_text(alg) or "",
+                bus_bw=gbps_text(bus) or "",
+                alg_bw_gbps=round(alg, 2),
+                bus_bw_gbps=round(bus, 2),
+                samples=sum(r.samples for r in items),
+                provisional=any(r.provisional for r in items),
+            )
+        )
+    if bus_min is not None and rows:
+        peak = max(rows, key=lambda r: r.bus_bw_gbps)
+        peak.low = peak.bus_bw_gbps < bus_min
+    return rows
