@@ -195,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     wf512, cert512 = synthetic_sizes(512)
     verdict = next((c["type"] for c in cert["status"]["conditions"] if c["status"] == "True"), "?")
 
-    print(f"certification: {args.nodes} nodes, intra-node nccl-loopback, {len(jobs)} Jobs, verdict {verdict}, wall {wall:.1f} s")
+    print(f"certification: {args.nodes} nodes, intra-node nccl-loopback, {len(jobs)} Jobs, verdict {verdict}, "
+          f"result {cert['status'].get('summary', {}).get('result')}, wall {wall:.1f} s")
+    for e in cert["status"].get("excludedNodes") or []:
+        print(f"    excluded: {e['name']} ({e['reason']})")
     ratio = cpu / workload if workload else float("inf")
     simulated = workload * args.time_scale
     print(f"controller CPU: {cpu:.1f} s = {cpu / max(len(jobs), 1) * 1000:.0f} ms per Job")

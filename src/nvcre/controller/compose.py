@@ -152,11 +152,6 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
         job_spec["stallMultiplier"] = resolved.stall_multiplier
     if resolved.startup_stall_timeout_seconds:
         job_spec["startupStallTimeoutSeconds"] = resolved.startup_stall_timeout_seconds
-    if resolved.workload.checkpoint and resolved.workload.checkpoint.get("pvcName"):
-        job_spec["checkpoint"] = {
-            "pvcName": resolved.workload.checkpoint["pvcName"],
-            "maxRestarts": int(resolved.workload.checkpoint.get("maxRestarts") or 0),
-        }
     orchestration: dict = {
         "execution": {"maxConcurrent": resolved.max_concurrent or 0},
         "iterations": resolved.iterations or 1,
@@ -242,6 +237,8 @@ class Plan:
     iterations: int
     nodes_per_job: int
     events: list[tuple[str, str, str]]
+    labels: dict[str, dict] = field(default_factory=dict)  # node -> labels (diagnose topology)
+    topology_key: str | None = None
 
 
 def plan_workflow(ctx: Context, wf: dict) -> Plan:
@@ -317,7 +314,7 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
         orchestration["excludedNodes"] = [{"name": e["name"], "reason": e["reason"]} for e in excluded]
         reasons = sorted({e.get("message") or e["reason"] for e in excluded})
         orchestration["exclusionReason"] = "; ".join(reasons)[:1024]
-    return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, found.events)
+    return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, found.events, labels, key)
 
 
 # ---------------------------------------------------------------- a group's Job
@@ -362,6 +359,11 @@ def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration:
     except Exception as err:
         raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot render the workload for {group['name']}: {getattr(err, 'message', err)}") from err
     job_spec["workload"] = {"native": {"adapter": adapter, "category": spec.get("category"), "objects": objects}}
+    ckpt = resolved.workload.checkpoint
+    if ckpt:  # the adapter made the volume; the Job restarts from it
+        pvc = next((o["metadata"]["name"] for o in objects if o.get("kind") == "PersistentVolumeClaim"), None)
+        if pvc:
+            job_spec["checkpoint"] = {"pvcName": pvc, "maxRestarts": int(ckpt.get("maxRestarts") or 0)}
     performance = (spec.get("validation") or {}).get("performance") or {}
     thresholds = ((performance.get("thresholds") or {}).get("thresholds")) or {}
     if performance.get("enabled", bool(thresholds)) and thresholds:

@@ -14,6 +14,14 @@ import copy
 import logging
 
 from nvcre.controller import clock
+from nvcre.controller.checkpoint import (
+    KEEP_ON_RESTART,
+    attempt_log_object,
+    log_profile,
+    prior_attempt_logs,
+    restart_budget,
+    saved_a_checkpoint,
+)
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import naming
@@ -129,7 +137,15 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
             ctx.kube.create(mobj)
         except Exception as err:
             ctx.events.emit(job, "Warning", "MeasurementCreationError", f"{mobj['kind']} {mobj['metadata']['name']}: {err}")
+    restarted = int((job.get("status") or {}).get("restartCount") or 0) > 0
     for obj in desired:
+        current = _get(ctx, obj) if restarted else None
+        if current is not None and current["metadata"].get("deletionTimestamp"):
+            return 2.0  # the previous attempt's object is still going away
+        if current is not None and _finished(current):
+            ctx.kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"),
+                            uid=current["metadata"]["uid"])
+            return 2.0  # left over from the interrupted attempt
         try:
             _, created = ctx.kube.create(obj)
         except Exception as err:  # API refusals are retried with backoff; they do not fail the Job
@@ -196,6 +212,8 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
     verdict = None
     if phase.phase == ws.ABSENT:
         terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} was deleted")
+    elif phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, desired, pods, sick):
+        return 2.0
     elif phase.phase == ws.FAILED:
         failure_log = _failure_log(ctx, job, pods)
         detail = f": {phase.message}" if phase.message else ""
@@ -353,7 +371,7 @@ def _final_reading(ctx: Context, job: dict, pods: list[dict]) -> Reading | None:
     if bw:
         return read_bandwidth(text)
     profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gp.get("logProfileRef", ""))
-    return read_goodput(text, profile)
+    return read_goodput(text, profile, prior_attempt_logs(ctx.kube, job))
 
 
 def _finish_measurements(ctx: Context, job: dict, reading: Reading | None, outcome: str) -> None:
@@ -400,6 +418,40 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         "tail": ws.log_tail(text)[-8000:],
     }
     return {k: v for k, v in entry.items() if v not in (None, "")}
+
+
+# ---------------------------------------------------------------- checkpoint restart
+def _finished(obj: dict) -> bool:
+    return ws.batch_job_phase(obj) in (ws.SUCCEEDED, ws.FAILED) if obj.get("kind") == "Job" else False
+
+
+def _restart_from_checkpoint(ctx: Context, job: dict, desired: list[dict], pods: list[dict], sick: dict) -> bool:
+    """Restart a dead training workload from its checkpoint when allowed; True if it did."""
+    budget = restart_budget(job)
+    if budget is None or budget[0] >= budget[1] or sick:
+        return False  # no checkpointing, no restarts left, or a node is unhealthy (restarting there is futile)
+    pod = ws.launcher_pod(pods)
+    text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
+    if not saved_a_checkpoint(text, log_profile(ctx.kube, job)):
+        return False
+    attempt = budget[0] + 1
+    ctx.kube.create(attempt_log_object(job, attempt, text or ""))
+    message = f"Restarting workload from checkpoint (restart {attempt}/{budget[1]})"
+
+    def mutate(o: dict) -> bool:
+        st = o["status"]
+        if c.is_terminal(st.get("conditions")) or int(st.get("restartCount") or 0) >= attempt:
+            return False
+        st["restartCount"] = attempt
+        for key in ("workloadRef", "workloadStartTime", "schedulingBlockedSince", "schedulingResumedTime"):
+            st.pop(key, None)
+        c.set_status_phase(st, c.IN_PROGRESS, JobReason.WORKLOAD_RESTARTING, message, generation=o["metadata"].get("generation"))
+        return True
+
+    written = write_status(ctx, job, mutate)
+    if written is not None and int((written.get("status") or {}).get("restartCount") or 0) >= attempt:
+        _cleanup(ctx, written, [o for o in desired if o["kind"] not in KEEP_ON_RESTART])
+    return True
 
 
 # ---------------------------------------------------------------- clean-up

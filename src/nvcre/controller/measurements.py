@@ -62,18 +62,18 @@ def read_bandwidth(text: str | None) -> Reading:
     return Reading(status=status, values=values, job_fields=job_fields, ok=True)
 
 
-def read_goodput(text: str | None, profile: dict | None) -> Reading:
-    """Training metrics by LogProfile; needs ``nvcre.measure.training`` (the LogProfile engine)."""
+def read_goodput(text: str | None, profile: dict | None, prior: list[str] | None = None) -> Reading:
+    """Training metrics by LogProfile over every attempt (``prior``: interrupted attempts'
+    logs, oldest first), so goodput counts the lost work and the restore of a restart."""
     if not text:
         return Reading(note="LogsUnavailable")
+    from nvcre.measure.training import TrainingRun, measure_training_log, parse_training_log
+
     try:
-        from nvcre.measure.training import measure_training_log  # type: ignore[attr-defined]
-    except ImportError:
-        return Reading(note="the LogProfile engine (nvcre.measure.training.measure_training_log) is not available")
-    try:
-        fields = measure_training_log(text, profile or {})
+        runs = [TrainingRun(parse_training_log(p, profile)) for p in prior or [] if p]
+        fields = measure_training_log(text, profile or {}, previous_runs=runs)
     except Exception as err:  # a garbled log is a measurement problem, not a controller crash
-        return Reading(note=f"training log could not be parsed: {err}")
+        return Reading(note=f"training log could not be parsed: {getattr(err, 'message', err)}")
     fields = {k: v for k, v in (fields or {}).items() if v is not None}
     if not fields:
         return Reading(note="NoDataCollected")

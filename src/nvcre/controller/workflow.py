@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 MAX_FAILED_GROUPS = 128  # keep status small: the first failed groups, all failed nodes
 COMPACT_GROUPS = 256  # above this many groups, group entries carry no jobRef or times
 FAILED_GROUP_TAIL = 512  # log excerpt kept per failed group (the Job keeps the full excerpt)
+LAUNCH_BATCH = 64  # Jobs created per pass (in parallel), then the status write
 GROUP_BANDWIDTH_LIMIT = 32  # per-group bandwidth tables only for small Workflows
 
 
@@ -43,12 +45,14 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
         return wait
 
     orch = status.get("orchestration") or {}
-    if not orch.get("groups"):
-        return _plan(ctx, wf)
     if compose.is_diagnose(wf):
         from nvcre.controller.diagnose import step_diagnose
 
+        if not orch.get("diagnose"):
+            return _plan(ctx, wf)
         return step_diagnose(ctx, wf)
+    if not orch.get("groups"):
+        return _plan(ctx, wf)
     return _step(ctx, wf)
 
 
@@ -84,12 +88,27 @@ def _plan(ctx: Context, wf: dict) -> float | None:
     n_nodes = len(plan.nodes)
     message = f"Discovered {n_nodes} nodes, partitioned into {len(plan.groups)} groups ({plan.nodes_per_job} nodes/job)"
 
+    diagnose_state = None
+    if compose.is_diagnose(wf):
+        from nvcre.controller.diagnose import start_state
+
+        try:
+            diagnose_state = start_state(wf, plan)
+        except Exception as err:  # too few nodes, a bad policy value: the spec's problem
+            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.PARTITION_ERROR,
+                                                               f"diagnose cannot start: {getattr(err, 'message', err)}"))
+            return None
+        message = f"Discovered {n_nodes} nodes; diagnose starts with a screening round"
+
     def mutate(o: dict) -> bool:
         st = o["status"]
-        if (st.get("orchestration") or {}).get("groups"):
+        orch = st.get("orchestration") or {}
+        if orch.get("groups") or orch.get("diagnose"):
             return False
-        st["orchestration"] = {**(st.get("orchestration") or {}), **plan.orchestration}
+        st["orchestration"] = {**orch, **plan.orchestration}
         st["orchestration"]["groups"] = plan.groups
+        if diagnose_state is not None:
+            st["orchestration"]["diagnose"] = diagnose_state
         st["startTime"] = st.get("startTime") or ctx.now_text()
         st["summary"] = {"groups": f"0/{len(plan.groups)}", "iteration": f"1/{plan.iterations}"}
         c.set_status_phase(st, c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, message, generation=o["metadata"].get("generation"))
@@ -105,11 +124,12 @@ def _plan(ctx: Context, wf: dict) -> float | None:
 def _job_name(wf: dict, group: dict, iteration: int) -> str:
     orch = (wf.get("status") or {}).get("orchestration") or {}
     iterations = int(((wf.get("spec") or {}).get("orchestration") or {}).get("iterations") or 1)
-    single = iterations <= 1 and len(orch.get("groups") or []) <= 1
+    # diagnose runs many rounds: every round's Jobs need names of their own
+    single = iterations <= 1 and len(orch.get("groups") or []) <= 1 and not compose.is_diagnose(wf)
     return naming.job_name(wf["metadata"]["name"], group["name"], iteration, single=single)
 
 
-def _step(ctx: Context, wf: dict) -> float | None:
+def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | None:
     meta, spec = wf["metadata"], wf.get("spec") or {}
     st = wf.get("status") or {}
     orch = st.get("orchestration") or {}
@@ -122,16 +142,20 @@ def _step(ctx: Context, wf: dict) -> float | None:
     # 1. poll running groups
     finished: list[tuple[int, core.GroupOutcome, dict | None]] = []
     blocked: list[str] = []
-    jobs: dict[str, dict] = {}
-    if any(g.get("phase") == core.RUNNING for g in groups):  # one LIST, not one GET per group
-        for item in ctx.kube.list(NVCRE_API_VERSION, "Job", meta["namespace"], label_selector=f"{L.WORKFLOW}={meta['name']}"):
-            jobs[item["metadata"]["name"]] = item
+    # The Jobs as the watch last delivered them: a stale copy only delays a decision
+    # (phases only move forward), and it spares a GET per group or a multi-MB LIST per pass.
+    jobs: dict[str, dict] = {
+        j["metadata"]["name"]: j
+        for j in ctx.metrics.store.of_kind("Job")
+        if j["metadata"].get("namespace") == meta["namespace"] and (j["metadata"].get("labels") or {}).get(L.WORKFLOW) == meta["name"]
+    }
     for i, g in enumerate(groups):
         if g.get("phase") != core.RUNNING:
             continue
         job_name = (g.get("jobRef") or {}).get("name") or _job_name(wf, g, iteration)
         job = jobs.get(job_name)
-        if job is None:  # a list can lag a create by a moment: confirm before calling it gone
+        if job is None or core.group_outcome(job).phase != core.RUNNING:
+            # not seen yet, or about to be decided on: confirm with a live read
             job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, meta["namespace"])
         outcome = core.group_outcome(job)
         if outcome.phase == core.RUNNING:
@@ -140,19 +164,25 @@ def _step(ctx: Context, wf: dict) -> float | None:
             continue
         finished.append((i, outcome, job))
 
-    # 2. launch pending groups (create-if-absent: a restart adopts what exists)
+    # 2. launch pending groups (create-if-absent: a restart adopts what exists), a
+    # batch per pass so a 4096-group plan shows progress and keeps each write small
     launched: list[tuple[int, str]] = []
     probe = copy.deepcopy(groups)
     for i, _, _ in finished:
         probe[i]["phase"] = core.SUCCEEDED
-    for i in core.groups_to_launch(probe, max_concurrent):
+    batch = core.groups_to_launch(probe, max_concurrent)[:LAUNCH_BATCH]
+    more_to_launch = len(core.groups_to_launch(probe, max_concurrent)) > len(batch)
+    bodies = []
+    for i in batch:
         job_name = _job_name(wf, groups[i], iteration)
         try:
-            body = compose.job_for_group(ctx, wf, groups[i], job_name, iteration)
+            bodies.append((i, job_name, compose.job_for_group(ctx, wf, groups[i], job_name, iteration)))
         except compose.PlanError as err:
             write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
             return None
-        existing, created = ctx.kube.create(body)
+    with ThreadPoolExecutor(max_workers=min(8, max(1, len(bodies)))) as pool:
+        answers = list(pool.map(lambda item: ctx.kube.create(item[2]), bodies))
+    for (i, job_name, _), (existing, created) in zip(bodies, answers):
         if not created and not L.controlled_by(existing, wf):
             msg = f"Job {job_name} exists and is not controlled by Workflow {meta['name']}"
             write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.JOB_NAME_COLLISION, msg))
@@ -178,7 +208,7 @@ def _step(ctx: Context, wf: dict) -> float | None:
             g["phase"] = outcome.phase
             if len(cur) <= COMPACT_GROUPS:
                 g["completionTime"] = now_text
-            _absorb_job(ost, g, outcome, job, iteration, len(cur), pending)
+            _absorb_job(ost, g, outcome, job, iteration, len(cur), pending, diagnose=diagnose_round)
         if pending:
             ost["failedNodes"], _ = c.merge_failed_nodes(ost.get("failedNodes"), pending)
             ost["failedNodeCount"] = len({n["name"] for n in ost["failedNodes"]})
@@ -192,7 +222,9 @@ def _step(ctx: Context, wf: dict) -> float | None:
         done = sum(1 for g in cur if g.get("phase") in (core.SUCCEEDED, core.FAILED))
         ost["summary"] = {"groups": f"{done}/{len(cur)}", "iteration": f"{iteration}/{iterations}"}
         gen = o["metadata"].get("generation")
-        if done == len(cur):
+        if done == len(cur) and diagnose_round:
+            pass  # the diagnose driver records the round and plans the next one
+        elif done == len(cur):
             if iteration < iterations:
                 history = oorch.setdefault("iterationHistory", [])
                 history.append({"iteration": iteration, "groups": [_summary(g) for g in cur]})
@@ -228,7 +260,7 @@ def _step(ctx: Context, wf: dict) -> float | None:
         return 0.0
     if c.is_terminal((written.get("status") or {}).get("conditions")):
         return None
-    return ctx.settings.resync_seconds
+    return 0.0 if more_to_launch else ctx.settings.resync_seconds
 
 
 def _summary(g: dict) -> dict:
@@ -242,7 +274,7 @@ def _summary(g: dict) -> dict:
 
 
 def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | None, iteration: int, n_groups: int,
-                pending: list[dict]) -> None:
+                pending: list[dict], *, diagnose: bool = False) -> None:
     """Fold a finished group's Job into the Workflow: failed groups and bandwidth now; its
     failed nodes go to ``pending``, merged once per pass (one merge, not one per Job)."""
     jst = (job or {}).get("status") or {}
@@ -260,6 +292,11 @@ def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | N
     if not group.get("nodes") and jst.get("nodesRan"):  # Unpinned: where the scheduler put it
         orch = st.setdefault("orchestration", {})
         orch["exercisedNodes"] = sorted(set(orch.get("exercisedNodes") or []) | set(jst["nodesRan"]))
+    if diagnose:
+        # a failing diagnose test implicates its group, not each node: only a health
+        # detector's finding is node evidence; the planner's verdict names the rest
+        pending.extend(n for n in jst.get("failedNodes") or [] if n.get("reason") == c.NodeReason.HARDWARE_FAILURE_DETECTED)
+        return
     if jst.get("failedNodes"):
         # A message that only repeats the group's verdict stays on the Job and in
         # failedGroups; node-specific ones (a health detector's finding) are kept.

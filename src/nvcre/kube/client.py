@@ -76,6 +76,7 @@ def load_configuration(kubeconfig: str | None = None, context: str | None = None
             kubernetes.config.load_kube_config(config_file=default, context=context, client_configuration=config)
     except kubernetes.config.ConfigException as err:
         raise UserError(f"cannot load kubeconfig {path or '~/.kube/config'}: {err}") from err
+    config.connection_pool_maxsize = 32  # worker threads and parallel Job creation share it
     return config
 
 

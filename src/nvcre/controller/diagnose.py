@@ -1,0 +1,162 @@
+"""testScale diagnose in the controller: rounds of Jobs driven by the pure planner.
+
+The planner (``nvcre.planning.diagnose``) decides each round's node-disjoint groups
+and, from their outcomes, names bad nodes, links and racks. This driver keeps the
+planner's compact state in ``Workflow.status.orchestration.diagnose``, runs a round's
+groups as ordinary Jobs (the Workflow's group machinery launches and polls them),
+and when every group of the round has ended records the results and writes the next
+round's groups (or the verdict) in the same status write, so a restart resumes
+exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from nvcre.controller import conditions as c
+from nvcre.controller import labels as L
+from nvcre.controller import workflow_core as core
+from nvcre.controller.conditions import NodeReason, WorkflowReason
+from nvcre.controller.context import Context, write_status
+from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.planning.diagnose import (
+    DiagnosePolicy,
+    DiagnoseState,
+    GroupResult,
+    Round,
+    next_round,
+    record,
+    start,
+    topology_from_labels,
+)
+
+DEFAULT_TOPOLOGY_KEY = "nvidia.com/gpu.clique"
+
+
+def policy_for(wf: dict) -> DiagnosePolicy:
+    from nvcre.measure.thresholds import threshold_minimum
+
+    spec = wf.get("spec") or {}
+    orch = spec.get("orchestration") or {}
+    diag = orch.get("diagnose") or {}
+    thresholds = (((spec.get("validation") or {}).get("performance") or {}).get("thresholds") or {}).get("thresholds") or {}
+    return DiagnosePolicy(
+        min_group_size=int(diag.get("minGroupSize") or 2),
+        max_concurrent=int((orch.get("execution") or {}).get("maxConcurrent") or 0),
+        topology_key=diag.get("topologyKey") or DEFAULT_TOPOLOGY_KEY,
+        threshold=threshold_minimum(thresholds.get("busBandwidthGBps")),
+    )
+
+
+def start_state(wf: dict, plan) -> dict:
+    """The planner's initial state for the Workflow's discovered nodes."""
+    policy = policy_for(wf)
+    topology = topology_from_labels(plan.nodes, plan.labels, policy.topology_key)
+    return start(plan.nodes, topology, policy).to_dict()
+
+
+def _round_groups(step: Round) -> list[dict]:
+    return [
+        {"name": f"r{step.number}-{i}", "nodes": list(nodes), "phase": core.PENDING, "retries": 0}
+        for i, nodes in enumerate(step.groups)
+    ]
+
+
+def step_diagnose(ctx: Context, wf: dict) -> float | None:
+    from nvcre.controller.workflow import _job_name, _step
+
+    orch = (wf.get("status") or {}).get("orchestration") or {}
+    groups = orch.get("groups") or []
+    if groups and any(g.get("phase") not in (core.SUCCEEDED, core.FAILED) for g in groups):
+        _step(ctx, wf, diagnose_round=True)
+        fresh = ctx.kube.get(NVCRE_API_VERSION, "Workflow", wf["metadata"]["name"], wf["metadata"]["namespace"])
+        fgroups = (((fresh or {}).get("status") or {}).get("orchestration") or {}).get("groups") or []
+        done = fgroups and all(g.get("phase") in (core.SUCCEEDED, core.FAILED) for g in fgroups)
+        return 0.0 if done else ctx.settings.resync_seconds
+
+    state = DiagnoseState.from_dict(orch["diagnose"])
+    results: list[GroupResult] | None = None
+    if groups:  # a finished round: its outcomes go to the planner
+        jobs = {
+            j["metadata"]["name"]: j
+            for j in ctx.kube.list(NVCRE_API_VERSION, "Job", wf["metadata"]["namespace"],
+                                   label_selector=f"{L.WORKFLOW}={wf['metadata']['name']}")
+        }
+        results = []
+        for g in groups:
+            job = jobs.get((g.get("jobRef") or {}).get("name") or _job_name(wf, g, 1))
+            outcome = core.group_outcome(job)
+            measured = (((job or {}).get("status") or {}).get("measurements") or {}).get("busBandwidthGBps")
+            results.append(GroupResult(g["nodes"], outcome.phase == core.SUCCEEDED,
+                                       float(measured) if measured is not None else None, outcome.reason))
+        state = record(state, results)
+    step = next_round(state)
+    state_dict = state.to_dict()
+    gen = wf["metadata"].get("generation")
+    before_round = int(orch["diagnose"].get("round") or 0)
+
+    def mutate(o: dict) -> bool:
+        st = o["status"]
+        oorch = st.setdefault("orchestration", {})
+        if int((oorch.get("diagnose") or {}).get("round") or 0) != before_round or c.is_terminal(st.get("conditions")):
+            return False  # another pass already moved the diagnosis on
+        if results is None and oorch.get("groups"):
+            return False
+        oorch["diagnose"] = state_dict
+        if isinstance(step, Round):
+            oorch["groups"] = _round_groups(step)
+            oorch["totalGroups"] = len(step.groups)
+            st["summary"] = {"groups": f"0/{len(step.groups)}", "iteration": f"round {step.number}"}
+            tags = sorted(set(step.tags))
+            c.set_status_phase(st, c.IN_PROGRESS, WorkflowReason.ITERATION_COMPLETED if results else WorkflowReason.JOB_CREATED,
+                               f"Diagnose round {step.number}: {len(step.groups)} groups ({', '.join(tags)})", generation=gen)
+        else:
+            _verdict(st, step, gen, ctx.now_text())
+        return True
+
+    written = write_status(ctx, wf, mutate)
+    if written is None or c.is_terminal((written.get("status") or {}).get("conditions")):
+        return None
+    return 0.0
+
+
+def _verdict(st: dict, verdict, generation, now_text: str) -> None:
+    """Bad nodes become failed nodes with their evidence; links and racks are named apart."""
+    nodes = [
+        {"name": b["name"], "reason": b.get("reason") or NodeReason.WORKLOAD_FAILED, "message": (b.get("message") or "")[:1024]}
+        for b in verdict.bad_nodes
+    ]
+    if nodes:
+        st["failedNodes"], _ = c.merge_failed_nodes(st.get("failedNodes"), nodes)
+    st["failedNodeCount"] = len({n["name"] for n in st.get("failedNodes") or []})
+    diag = st["orchestration"]["diagnose"]
+    diag["findings"] = {
+        "links": [{"a": x["a"], "b": x["b"], "message": x["message"][:1024]} for x in verdict.bad_links][:256],
+        "racks": [{k: v for k, v in x.items() if k != "evidence"} for x in verdict.bad_racks][:64],
+        "unresolved": copy.deepcopy(verdict.unresolved)[:64],
+        "rounds": verdict.rounds,
+        "tests": verdict.tests,
+        "nodeRounds": verdict.node_rounds,
+    }
+    st["orchestration"]["groups"] = []
+    st["completionTime"] = now_text
+    parts = []
+    if verdict.bad_nodes:
+        parts.append(f"{len(verdict.bad_nodes)} faulty nodes")
+    if verdict.bad_links:
+        parts.append(f"{len(verdict.bad_links)} faulty links ({', '.join(x['a'] + '<->' + x['b'] for x in verdict.bad_links[:4])})")
+    if verdict.bad_racks:
+        parts.append(f"{len(verdict.bad_racks)} rack or switch faults ({', '.join(x['rack'] for x in verdict.bad_racks[:4])})")
+    if verdict.unresolved:
+        parts.append(f"{len(verdict.unresolved)} unresolved")
+    effort = f"{verdict.rounds} rounds, {verdict.tests} tests"
+    if parts:
+        c.set_status_phase(st, c.FAILED, WorkflowReason.ITERATIONS_FAILED,
+                           f"Diagnosis complete: {'; '.join(parts)} ({effort})", generation=generation)
+        if any(n["reason"] == NodeReason.THRESHOLD_VIOLATION for n in nodes):
+            c.set_condition(st.setdefault("conditions", []), c.VALIDATION_FAILED, True, WorkflowReason.JOB_VALIDATION_FAILED,
+                            "One or more diagnose tests failed performance threshold validation", generation=generation)
+    else:
+        c.set_status_phase(st, c.SUCCEEDED, WorkflowReason.JOB_COMPLETED,
+                           f"Diagnosis complete: all {len(verdict.good_nodes)} nodes healthy, no faults detected ({effort})",
+                           generation=generation)

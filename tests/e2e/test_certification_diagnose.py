@@ -1,0 +1,44 @@
+"""testScale diagnose end to end: 64 simulated nodes in 4 racks with one degraded NIC and
+one bad link between racks; the Certification names exactly that node and that link,
+within the round budget, and passes every other node."""
+
+from __future__ import annotations
+
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+BAD_NODE = "gpu-node-21"
+BAD_LINK = ("gpu-node-05", "gpu-node-40")
+SCENARIO = {
+    "name": "diagnose",
+    "fleet": {"nodes": 64, "platform": "aws", "gpu": "h100", "racks": 4},
+    "seed": 5,
+    "noise": 0.01,
+    "faults": [
+        {"type": "degraded-nic", "node": BAD_NODE, "factor": 0.5},
+        {"type": "bad-link", "nodes": list(BAD_LINK), "factor": 0.3},
+    ],
+}
+
+
+def test_diagnose_names_the_node_and_the_link(sim_fleet, controller, kube, namespace, e2e):
+    sim_fleet.start(SCENARIO, time_scale=240.0)
+    controller.start()
+    e2e.apply(kube, e2e.certification("diagnose", namespace, [
+        {"domain": "communication", "variant": "nccl-all-reduce",
+         "options": {"testScale": "diagnose", "thresholds": {"busBandwidthGBps": "value >= 300"}}},
+    ]))
+    cert = e2e.wait_terminal(kube, "Certification", "diagnose", namespace, 1200, controller)
+    assert e2e.true_condition(cert, "Failed"), cert["status"]
+    wf = kube.get(NVCRE_API_VERSION, "Workflow", cert["status"]["categoryStatuses"][0]["workflowRef"]["name"], namespace)
+    diag = wf["status"]["orchestration"]["diagnose"]
+    failed = {n["name"]: n for n in wf["status"].get("failedNodes") or []}
+    assert set(failed) == {BAD_NODE}, (failed, diag.get("findings"))
+    assert failed[BAD_NODE]["reason"] in ("ThresholdViolation", "WorkloadFailed")
+    assert "failed" in failed[BAD_NODE]["message"]  # the evidence: which tests failed and passed
+    links = [tuple(sorted((x["a"], x["b"]))) for x in diag["findings"]["links"]]
+    assert links == [tuple(sorted(BAD_LINK))], diag["findings"]
+    assert not diag["findings"]["racks"] and not diag["findings"]["unresolved"]
+    assert diag["findings"]["rounds"] <= 6, diag["findings"]
+    assert "Diagnosis complete" in e2e.true_condition(wf, "Failed")["message"]
+    # every other node passed: nobody else is named on the Certification either
+    assert {n["name"] for n in cert["status"].get("failedNodes") or []} == {BAD_NODE}
