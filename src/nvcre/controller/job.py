@@ -216,6 +216,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         return 2.0
     elif phase.phase == ws.FAILED:
         failure_log = _failure_log(ctx, job, pods)
+        reading = _final_reading(ctx, job, pods)  # what it measured before dying (goodput of a crash)
         detail = f": {phase.message}" if phase.message else ""
         terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} has failed{detail}")
     elif phase.phase == ws.SUCCEEDED:
