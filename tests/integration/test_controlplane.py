@@ -193,3 +193,17 @@ def test_a_port_taken_between_pick_and_bind_is_retried(tmp_path, monkeypatch):
     finally:
         plane.stop()
         squatter.close()
+
+
+def test_fresh_control_plane_is_a_separate_cluster(fresh_control_plane, control_plane, kubectl):
+    assert fresh_control_plane.server != control_plane.server
+    kubectl("create", "clusterrole", "only-in-the-session-cluster", "--verb=get", "--resource=pods")
+    try:
+        other = subprocess.run(
+            [str(fresh_control_plane.kubectl_path), "--kubeconfig", str(fresh_control_plane.kubeconfig),
+             "get", "clusterrole", "only-in-the-session-cluster"],
+            capture_output=True, text=True,
+        )
+        assert other.returncode == 1 and "NotFound" in other.stderr, other
+    finally:
+        kubectl("delete", "clusterrole", "only-in-the-session-cluster")

@@ -133,3 +133,14 @@ def test_a_component_that_dies_fails_start_with_its_log_and_keeps_it(tmp_path):
     assert not plane.running()
     assert "boom" in (tmp_path / "wd" / "logs" / "etcd.log").read_text()
     assert not (tmp_path / "wd" / "state.json").exists()
+
+
+def test_missing_binaries_leave_no_temporary_workdir(tmp_path, monkeypatch):
+    for var in binaries.ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NVCRE_CACHE_DIR", str(tmp_path / "empty-cache"))
+    plane = ControlPlane()
+    assert plane.workdir.is_dir()
+    with pytest.raises(binaries.BinariesMissing):
+        plane.start()
+    assert not plane.workdir.exists()

@@ -103,6 +103,10 @@ def find_binaries() -> Path | None:
         value = os.environ.get(var)
         if value:
             directory = Path(value).expanduser()
+            if not directory.is_dir():
+                raise BinariesMissing(
+                    f"{var}={directory} is not a directory; it must hold {', '.join(REQUIRED)}"
+                )
             missing = missing_in(directory)
             if missing:
                 raise BinariesMissing(

@@ -207,7 +207,12 @@ class ControlPlane:
                 f"a control plane from {self.workdir} is already running at {existing.server}; "
                 f"stop it first (nvcrectl sim down, or nvcre.testbed.stop_running)"
             )
-        self.bin_dir = self._bin_dir_arg or ensure_binaries()
+        try:
+            self.bin_dir = self._bin_dir_arg or ensure_binaries()
+        except BaseException:
+            if self._owns_workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
         if not self.detach and not self._atexit_registered:
             atexit.register(self.stop)
             self._atexit_registered = True

@@ -5,6 +5,8 @@ Registered in tests/conftest.py with ``pytest_plugins = ["nvcre.testbed.pytest_p
 - ``control_plane`` (session): one :class:`ControlPlane` for the whole run. With
   ``NVCRE_TEST_KUBECONFIG`` set, that cluster is used instead and nothing is started
   (its ``ca_key`` and kubelet certificates are then None).
+- ``fresh_control_plane`` (function): a control plane of this test's own (about 5 s),
+  for tests that change cluster-wide state (CRDs, cluster roles) others would see.
 - ``kubeconfig`` (session): path of the admin kubeconfig, as a str.
 - ``api_client`` (session): ``kubernetes.client.ApiClient`` for that kubeconfig.
 - ``namespace`` (function): a fresh namespace (its default ServiceAccount exists, so
@@ -63,14 +65,9 @@ def _external_plane(kubeconfig: Path) -> ControlPlane:
     return ControlPlane.external(kubeconfig, bin_dir=bin_dir)
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    external = os.environ.get(EXTERNAL_ENV)
-    if external:
-        yield _external_plane(Path(external).expanduser())
-        return
+def _started(plane: ControlPlane) -> ControlPlane:
+    """Start ``plane`` or fail the test with why (missing binaries: how to build them)."""
     problem = None
-    plane = ControlPlane()
     try:
         plane.start()
     except BinariesMissing as exc:
@@ -79,6 +76,25 @@ def control_plane() -> Iterator[ControlPlane]:
         problem = f"the local control plane did not start: {exc.message}"
     if problem:
         pytest.fail(problem, pytrace=False)
+    return plane
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    external = os.environ.get(EXTERNAL_ENV)
+    if external:
+        yield _external_plane(Path(external).expanduser())
+        return
+    plane = _started(ControlPlane())
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture
+def fresh_control_plane(tmp_path: Path) -> Iterator[ControlPlane]:
+    plane = _started(ControlPlane(tmp_path / "control-plane"))
     try:
         yield plane
     finally:
