@@ -243,3 +243,16 @@ def test_category_run_passes_on_a_healthy_fleet(sim_fleet, controller, kubeconfi
     assert "Succeeded" in run.stderr  # the progress lines saw it finish
     page = html.read_text()
     assert "PASSED" in page and page.count("<polyline") == 4
+
+
+def test_wait_that_ends_first_prints_the_partial_report(kube, kubeconfig):
+    """No controller is running: the wait ends, the report says RUNNING, exit 3, and the
+    user is told how to watch, report again and stop it."""
+    run = nvcrectl(kubeconfig, "certification", "run", "--category", "diagnostics/dcgm-level4", "--wait", "--timeout", "3s")
+    assert run.returncode == 3, run.stderr
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stdout).group(1)
+    assert "Result:       RUNNING" in run.stdout and "Status:    Pending" in run.stdout
+    assert "timed out after 3s; the run keeps going" in run.stderr
+    assert f"nvcrectl certification cleanup {ns} -n {ns}" in run.stderr
+    gone = nvcrectl(kubeconfig, "certification", "cleanup", ns, "-n", ns)
+    assert gone.returncode == 0 and f"namespace/{ns} deleted" in gone.stdout

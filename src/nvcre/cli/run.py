@@ -234,9 +234,16 @@ def _finish(
         report = fetch_report(client, kind, name, namespace)  # with node layout for the final render
     code = emit(report, output, *files)
     if not finished:
+        stop = (
+            f"nvcrectl certification cleanup {name} -n {namespace}"
+            if kind == "Certification"
+            else f"kubectl delete workloadrun {name} -n {namespace}"
+        )
         print(
-            f"timed out after {human_wait(timeout)}; the run keeps going. Watch it: kubectl get {kind.lower()}s -n {namespace} -w; "
-            f"report again: nvcrectl {kind.lower()} report {name} -n {namespace}; stop it: nvcrectl certification cleanup {name} -n {namespace}",
+            f"timed out after {human_wait(timeout)}; the run keeps going.\n"
+            f"  watch it:      kubectl get {kind.lower()}s -n {namespace} -w\n"
+            f"  report again:  nvcrectl {kind.lower()} report {name} -n {namespace}\n"
+            f"  stop it:       {stop}",
             file=sys.stderr,
         )
         raise typer.Exit(EXIT_STILL_RUNNING)
