@@ -14,7 +14,9 @@ from cryptography import x509
 
 from nvcre.testbed import binaries
 from nvcre.testbed.certs import create_pki
-from nvcre.testbed.controlplane import ControlPlane, ControlPlaneError, kubeconfig_server, load_running, stop_running
+from nvcre.errors import UserError
+from nvcre.testbed.controlplane import ControlPlane, ControlPlaneError, load_running, stop_running
+from nvcre.testbed.kubeconfig import kubeconfig_server
 from nvcre.testbed.processes import process_start_time, spawn, stop_all
 
 
@@ -116,7 +118,7 @@ def test_kubeconfig_server_reads_the_current_context(tmp_path):
     )
     assert kubeconfig_server(path) == "https://b:6443"
     path.write_text("kind: Config\n")
-    with pytest.raises(ControlPlaneError, match="current context"):
+    with pytest.raises(UserError, match="current context"):
         kubeconfig_server(path)
 
 

@@ -26,22 +26,26 @@ import yaml
 
 from nvcre.errors import UserError
 from nvcre.testbed import certs
-from nvcre.testbed.binaries import ensure_binaries
+from nvcre.testbed.binaries import cache_root, ensure_binaries
+from nvcre.testbed.components import (
+    PORT_NAMES,
+    Layout,
+    apiserver_argv,
+    controller_manager_argv,
+    etcd_argv,
+    scheduler_argv,
+    scheduler_config,
+)
+from nvcre.testbed.kubeconfig import kubeconfig_server, write_kubeconfig
 from nvcre.testbed.processes import ProcessRecord, spawn, stop_all
 
 STATE_FILE = "state.json"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager")
-#: Client rate limits for scheduler and controller-manager: the defaults (20 qps)
-#: would make a simulated 512-node fleet wait on the client, not on the cluster.
-CLIENT_QPS = 200
-CLIENT_BURST = 400
 PORT_RACE_ATTEMPTS = 3
 
 
 def default_workdir() -> Path:
     """Where ``nvcrectl sim up`` keeps its control plane (state.json, pki, logs)."""
-    from nvcre.testbed.binaries import cache_root
-
     return cache_root() / "testbed"
 
 
@@ -70,8 +74,10 @@ class ControlPlane:
     Attributes (valid after :meth:`start`, or after :meth:`attach` from another process):
 
     ``workdir``
-        Directory holding everything: ``state.json``, ``pki/``, ``logs/<component>.log``,
-        ``etcd/`` data, and the kubeconfigs.
+        Directory holding everything: ``state.json`` (``state_file``), ``pki/``
+        (``pki_dir``), ``logs/<component>.log`` (``log_dir``), ``etcd/`` data, and the
+        kubeconfigs. Without a workdir argument a temporary one is made and removed
+        by ``stop()``.
     ``kubeconfig``
         Admin kubeconfig (user ``kubernetes-admin`` in ``system:masters``).
     ``server``
@@ -244,21 +250,22 @@ class ControlPlane:
 
     def _start_once(self, deadline: float) -> None:
         pki = certs.create_pki(self.pki_dir)
-        self.ports = {
-            name: free_port()
-            for name in ("etcd", "etcd_peer", "apiserver", "scheduler", "controller_manager")
-        }
-        self._start_etcd()
+        self.ports = {name: free_port() for name in PORT_NAMES}
+        assert self.bin_dir is not None
+        at = Layout(self.bin_dir, self.workdir, self.ports)
+        self._spawn("etcd", etcd_argv(at))
         self._wait_http("etcd", f"http://127.0.0.1:{self.ports['etcd']}/health", deadline)
-        self._start_apiserver(pki)
+        self._spawn("kube-apiserver", apiserver_argv(at, pki))
         self._wait_https("kube-apiserver", f"{self.server}/readyz", deadline, client_cert=True)
         self._write_kubeconfig(self.kubeconfig, "kubernetes-admin", pki.admin)
         sched_kc = self.workdir / "scheduler.kubeconfig"
         cm_kc = self.workdir / "controller-manager.kubeconfig"
         self._write_kubeconfig(sched_kc, "system:kube-scheduler", pki.scheduler)
         self._write_kubeconfig(cm_kc, "system:kube-controller-manager", pki.controller_manager)
-        self._start_scheduler(sched_kc)
-        self._start_controller_manager(cm_kc, pki)
+        sched_config = self.workdir / "scheduler-config.yaml"
+        sched_config.write_text(yaml.safe_dump(scheduler_config(sched_kc)))
+        self._spawn("kube-scheduler", scheduler_argv(at, sched_config, sched_kc))
+        self._spawn("kube-controller-manager", controller_manager_argv(at, cm_kc, pki))
         self._wait_https(
             "kube-scheduler", f"https://127.0.0.1:{self.ports['scheduler']}/healthz", deadline
         )
@@ -363,139 +370,8 @@ class ControlPlane:
         self.records.append(record)
         self._popens[proc.pid] = proc
 
-    def _bin(self, name: str) -> str:
-        assert self.bin_dir is not None
-        return str(self.bin_dir / name)
-
-    def _start_etcd(self) -> None:
-        client = f"http://127.0.0.1:{self.ports['etcd']}"
-        peer = f"http://127.0.0.1:{self.ports['etcd_peer']}"
-        self._spawn(
-            "etcd",
-            [
-                self._bin("etcd"),
-                "--name=nvcre",
-                f"--data-dir={self.workdir / 'etcd'}",
-                f"--listen-client-urls={client}",
-                f"--advertise-client-urls={client}",
-                f"--listen-peer-urls={peer}",
-                f"--initial-advertise-peer-urls={peer}",
-                f"--initial-cluster=nvcre={peer}",
-                # A test bed loses nothing it needs on a crash; fsync would only slow it.
-                "--unsafe-no-fsync=true",
-                "--log-level=warn",
-            ],
-        )
-
-    def _start_apiserver(self, pki: certs.ControlPlanePKI) -> None:
-        self._spawn(
-            "kube-apiserver",
-            [
-                self._bin("kube-apiserver"),
-                f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                f"--secure-port={self.ports['apiserver']}",
-                f"--cert-dir={self.workdir / 'apiserver'}",
-                f"--tls-cert-file={pki.apiserver.cert}",
-                f"--tls-private-key-file={pki.apiserver.key}",
-                f"--client-ca-file={pki.ca.cert}",
-                "--authorization-mode=Node,RBAC",
-                "--enable-admission-plugins=NodeRestriction",
-                f"--service-cluster-ip-range={certs.SERVICE_CIDR}",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={pki.service_account.cert}",
-                f"--service-account-signing-key-file={pki.service_account.key}",
-                f"--kubelet-client-certificate={pki.apiserver_kubelet_client.cert}",
-                f"--kubelet-client-key={pki.apiserver_kubelet_client.key}",
-                f"--kubelet-certificate-authority={pki.ca.cert}",
-                "--kubelet-preferred-address-types=InternalIP",
-                "--allow-privileged=true",
-                # A loopback address may not be an Endpoints address; nothing in the
-                # test bed reaches the API server through the kubernetes Service.
-                "--endpoint-reconciler-type=none",
-                "--profiling=false",
-                "--v=1",
-            ],
-        )
-
-    def _start_scheduler(self, kubeconfig: Path) -> None:
-        config = self.workdir / "scheduler-config.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "kubescheduler.config.k8s.io/v1",
-                    "kind": "KubeSchedulerConfiguration",
-                    "clientConnection": {
-                        "kubeconfig": str(kubeconfig),
-                        "qps": CLIENT_QPS,
-                        "burst": CLIENT_BURST,
-                    },
-                    "leaderElection": {"leaderElect": False},
-                }
-            )
-        )
-        self._spawn(
-            "kube-scheduler",
-            [
-                self._bin("kube-scheduler"),
-                f"--config={config}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self.ports['scheduler']}",
-                f"--cert-dir={self.workdir / 'scheduler'}",
-                "--v=1",
-            ],
-        )
-
-    def _start_controller_manager(self, kubeconfig: Path, pki: certs.ControlPlanePKI) -> None:
-        self._spawn(
-            "kube-controller-manager",
-            [
-                self._bin("kube-controller-manager"),
-                f"--kubeconfig={kubeconfig}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self.ports['controller_manager']}",
-                f"--cert-dir={self.workdir / 'controller-manager'}",
-                "--leader-elect=false",
-                "--controllers=*",
-                "--use-service-account-credentials=true",
-                f"--service-account-private-key-file={pki.service_account.key}",
-                f"--root-ca-file={pki.ca.cert}",
-                f"--cluster-signing-cert-file={pki.ca.cert}",
-                f"--cluster-signing-key-file={pki.ca.key}",
-                f"--kube-api-qps={CLIENT_QPS}",
-                f"--kube-api-burst={CLIENT_BURST}",
-                "--v=1",
-            ],
-        )
-
     def _write_kubeconfig(self, path: Path, user: str, pair: certs.CertPair) -> None:
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "nvcre-testbed",
-                    "cluster": {"server": self.server, "certificate-authority": str(self.ca_cert)},
-                }
-            ],
-            "users": [
-                {
-                    "name": user,
-                    "user": {"client-certificate": str(pair.cert), "client-key": str(pair.key)},
-                }
-            ],
-            "contexts": [
-                {"name": "nvcre-testbed", "context": {"cluster": "nvcre-testbed", "user": user}}
-            ],
-            "current-context": "nvcre-testbed",
-        }
-        path.write_text(yaml.safe_dump(config, sort_keys=False))
-        path.chmod(0o600)
+        write_kubeconfig(path, server=self.server, ca_cert=self.ca_cert, user=user, cert=pair.cert, key=pair.key)
 
     # -- readiness -------------------------------------------------------------------
 
@@ -574,13 +450,3 @@ def stop_running(workdir: str | Path | None = None) -> bool:
     plane.stop()
     return True
 
-
-def kubeconfig_server(path: Path) -> str:
-    """The server URL of the current context of a kubeconfig file."""
-    try:
-        config = yaml.safe_load(path.read_text()) or {}
-        contexts = {c["name"]: c["context"] for c in config.get("contexts", [])}
-        clusters = {c["name"]: c["cluster"] for c in config.get("clusters", [])}
-        return clusters[contexts[config["current-context"]]["cluster"]]["server"]
-    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
-        raise ControlPlaneError(f"{path}: cannot read the current context's server ({exc})") from None

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from nvcre.testbed.binaries import BinariesMissing, ensure_binaries, find_binaries
+
+from nvcre.testbed.binaries import BinariesMissing, find_binaries
 from nvcre.testbed.controlplane import ControlPlane, ControlPlaneError
 
 EXTERNAL_ENV = "NVCRE_TEST_KUBECONFIG"
