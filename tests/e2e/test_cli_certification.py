@@ -256,3 +256,46 @@ def test_wait_that_ends_first_prints_the_partial_report(kube, kubeconfig):
     assert f"nvcrectl certification cleanup {ns} -n {ns}" in run.stderr
     gone = nvcrectl(kubeconfig, "certification", "cleanup", ns, "-n", ns)
     assert gone.returncode == 0 and f"namespace/{ns} deleted" in gone.stdout
+
+
+def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kubeconfig, namespace, tmp_path):
+    """A GPU hog holds gpu-node-01: --wait prints a Blocked line with the scheduler's words;
+    once the hog goes, the run finishes and passes."""
+    import time
+
+    sim_fleet.start("healthy.yaml", nodes=2, racks=1)
+    controller.start()
+    hog = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-hog", "namespace": namespace},
+        "spec": {"nodeName": "gpu-node-01", "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
+                 "containers": [{"name": "hog", "image": "busybox", "command": ["sleep", "1000000"],
+                                 "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}}}]},
+    }
+    kube.create(hog)
+    cert = {**CERT, "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "categories": [
+        {"domain": "communication", "variant": "nccl-loopback",
+         "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": "10m"}}]}}
+    cert_file = tmp_path / "blocked.yaml"
+    cert_file.write_text(yaml.safe_dump(cert))
+    proc = subprocess.Popen(
+        [NVCRECTL, "certification", "run", "--cert-file", str(cert_file), "--wait", "--timeout", "5m"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "KUBECONFIG": kubeconfig},
+    )
+    seen = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if "Blocked:" in line:
+            break
+    blocked = [l for l in seen if "Blocked:" in l]
+    assert blocked, "".join(seen) + controller.log_tail()
+    assert "unschedulable" in blocked[0] and "nvidia.com/gpu" in blocked[0]
+    kube.delete("v1", "Pod", "gpu-hog", namespace)  # capacity comes back
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out + err + controller.log_tail()
+    assert "Result:       PASSED" in out
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", out).group(1)
+    nvcrectl(kubeconfig, "certification", "cleanup", "gpu-cluster-cert", "-n", ns)

@@ -209,7 +209,7 @@ def wait_for(client: KubeClient, kind: str, name: str, namespace: str, timeout: 
                 live.update(_progress_table(report, elapsed, timeout))
             else:
                 for line in _progress_lines(report, elapsed):
-                    key = line.split("]", 1)[1]
+                    key = line.split("]", 1)[-1]  # the elapsed time alone is no change
                     if key not in seen:
                         seen.add(key)
                         print(line, file=sys.stderr, flush=True)
