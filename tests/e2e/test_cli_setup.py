@@ -158,3 +158,28 @@ def test_bad_manifest_names_the_field(kubeconfig, crds, tmp_path):
     result = nvcrectl(kubeconfig, "certification", "run", "--cert-file", str(cert))
     assert result.returncode == 2
     assert "spec.categories[0].options.testScale" in result.stderr
+
+
+def test_cluster_info_counts_dra_gpus_from_resource_slices(control_plane, kubeconfig, crds, tmp_path):
+    """A DRA-only fleet advertises no nvidia.com/gpu: GPUs are counted from ResourceSlices."""
+    from nvcre.sim.kubelet import KubeletConfig
+    from nvcre.sim.process import start_fleet
+
+    cp = control_plane
+    config = KubeletConfig(
+        kubeconfig=str(cp.kubeconfig), state_dir=str(tmp_path / "fleet"), nodes=2, platform="nscale", gpu="gb300",
+        racks=1, dra=True, tls_cert=str(cp.kubelet_serving_cert) if cp.kubelet_serving_cert else None,
+        tls_key=str(cp.kubelet_serving_key) if cp.kubelet_serving_key else None,
+        client_ca=str(cp.ca_cert) if cp.ca_cert else None,
+    )
+    handle = start_fleet(config, timeout_s=120)
+    try:
+        info = nvcrectl(kubeconfig, "cluster", "info", "-o", "json")
+        assert info.returncode == 0, info.stderr
+        summary = json.loads(info.stdout)
+        assert summary["platform"] == "nscale"
+        assert summary["gpuArchitecture"] == "gb300"
+        assert sorted(summary["draNodes"]) == sorted(handle.nodes)
+        assert summary["gpus"] == 2 * 4
+    finally:
+        handle.stop(delete=True)
