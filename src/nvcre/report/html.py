@@ -17,6 +17,7 @@ RESULT_COLOR = {"PASSED": "#15803d", "FAILED": "#b91c1c", "INCOMPLETE": "#b45309
 STATUS_COLOR = {"Succeeded": "#15803d", "Failed": "#b91c1c", "Running": "#1d4ed8", "Pending": "#6b7280"}
 NODE_CLASS = {"Passed": "ok", "Failed": "bad", "Excluded": "excl", "Untested": "none"}
 MAX_PLOT_GROUPS = 12
+LOG_LINES = 14  # the end of a failure log is where the reason is; the pre shows it without scrolling
 
 CSS = """
 *{box-sizing:border-box}
@@ -39,7 +40,7 @@ th,td{text-align:left;padding:6px 10px;border-bottom:1px solid #e5e7eb;vertical-
 th{color:#6b7280;font-weight:600;font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .low{color:#b91c1c;font-weight:700}
-td code{white-space:nowrap}
+td code{white-space:nowrap;display:inline-block;margin:0 4px 2px 0}
 table.bw{max-width:720px}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
 pre{background:#111827;color:#e5e7eb;padding:10px 12px;border-radius:8px;overflow:auto;max-height:260px}
@@ -102,17 +103,22 @@ def _facts(report: Report) -> str:
 
 
 def _failed_nodes(report: Report) -> str:
-    rows = []
+    """One row per distinct blame: a whole group blamed with one message is one row."""
+    rows: dict[tuple, list[str]] = {}
     for n in report.failed_node_details:
-        rows.append(
-            f"<tr><td><code>{escape(n.name)}</code></td>"
-            f'<td><span class="reason {escape(n.reason)}">{escape(n.reason)}</span></td>'
-            f"<td>{escape(n.category)}{' · ' + escape(n.group) if n.group else ''}</td>"
-            f"<td>{escape(n.message)}</td></tr>"
+        rows.setdefault((n.reason, n.message, n.category, n.group), []).append(n.name)
+    body = []
+    for (reason, message, category, group), names in rows.items():
+        who = ", ".join(f"<code>{escape(x)}</code>" for x in names)
+        body.append(
+            f"<tr><td>{who}</td>"
+            f'<td><span class="reason {escape(reason)}">{escape(reason)}</span></td>'
+            f"<td>{escape(category)}{' · ' + escape(group) if group else ''}</td>"
+            f"<td>{escape(message)}</td></tr>"
         )
     return (
         '<h2>Failed nodes</h2><div class="card"><table><thead><tr><th>Node</th><th>Reason</th><th>Where</th>'
-        f"<th>Evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f"<th>Evidence</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -235,7 +241,7 @@ def _failed_groups(c: CategoryReport) -> str:
             why = f" ({escape(fl.reason)})" if fl.reason else ""
             log = (
                 f"<p>Log of pod <code>{escape(fl.pod_name)}</code> on <code>{escape(fl.node_name)}</code>{code}{why}</p>"
-                + (f"<pre>{escape(fl.tail)}</pre>" if fl.tail else "")
+                + (f"<pre>{escape(chr(10).join(fl.tail.splitlines()[-LOG_LINES:]))}</pre>" if fl.tail else "")
             )
         items.append(
             f"<li><b>{escape(fg.name)}</b> ({fg.node_count} nodes): {escape(fg.reason)}"
