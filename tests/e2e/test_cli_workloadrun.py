@@ -53,3 +53,12 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path):
     category = report["categories"][0]
     assert category["status"] == "Succeeded"
     assert category["bandwidth"], "the run's NCCL sweep is in the report"
+
+    import re
+
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stdout).group(1)
+    again = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce", "-n", ns, "-o", "markdown"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 0 and again.stdout.startswith("# WorkloadRun `nccl-all-reduce`: **PASSED**"), again.stderr
+    missing = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce"], capture_output=True, text=True, env=env, timeout=120)
+    assert missing.returncode == 2 and f"add -n {ns}" in missing.stderr
