@@ -28,7 +28,7 @@ class DiagnosePolicy:
     min_group_size: int = 2          # 1 allows single-node tests (no partner needed)
     max_concurrent: int = 0          # groups per round; 0 = unlimited
     topology_key: str = "nvidia.com/gpu.clique"
-    max_screen_size: int = 32        # screen groups larger than this are chunked
+    max_screen_size: int = 2         # screen groups larger than this are chunked (see docs/design/050)
     cross_check: str = "full"        # full | representatives | none (see module docstring)
     cross_check_after_faults: bool = False  # also run it (without the bad nodes) when faults were found
     threshold: float | None = None   # bandwidth pass line, used to spot marginal results
@@ -64,7 +64,7 @@ class DiagnosePolicy:
         return cls(
             min_group_size=d.get("minGroupSize", 2), max_concurrent=d.get("maxConcurrent", 0),
             topology_key=d.get("topologyKey", "nvidia.com/gpu.clique"),
-            max_screen_size=d.get("maxScreenSize", 32), cross_check=d.get("crossCheck", "full"),
+            max_screen_size=d.get("maxScreenSize", 2), cross_check=d.get("crossCheck", "full"),
             cross_check_after_faults=bool(d.get("crossCheckAfterFaults", False)),
             threshold=d.get("threshold"), marginal_band=d.get("marginalBand", 0.03),
             max_rounds=d.get("maxRounds", 60),
@@ -154,10 +154,11 @@ class DiagnoseState:
             "domains": pack([self.domain_names, runs]),
             "status": pack("".join(self.status)),
             "round": self.round,
-            "tests": [[r, ranges(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests],
-            "pending": [[ranges(n), tag, c, s] for (n, tag, c, s) in self.pending],
-            "stageResults": dict(self.stage),
-            "cases": [_case_out(c) for c in self.cases],
+            # the planner's working data: packed (a screen of pairs at 4096 nodes is 2048 tests)
+            "tests": pack([[r, ranges(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests]),
+            "pending": pack([[ranges(n), tag, c, s] for (n, tag, c, s) in self.pending]),
+            "stageResults": pack(dict(self.stage)),
+            "cases": pack([_case_out(c) for c in self.cases]),
             "nextCase": self.next_case,
             "badNodes": self.bad_nodes, "badLinks": self.bad_links, "badRacks": self.bad_racks,
             "unresolved": [[ranges(n), note] for n, note in self.unresolved],
@@ -192,9 +193,9 @@ class DiagnoseState:
             names=names, dom=dom, domain_names=domain_names,
             policy=DiagnosePolicy.from_dict(d["policy"]), status=list(unpack(d["status"])),
             round=d["round"],
-            tests=[(r, tuple(unranges(n)), tag, o, m, why) for r, n, tag, o, m, why in d["tests"]],
-            pending=[(tuple(unranges(n)), tag, c, s) for n, tag, c, s in d["pending"]],
-            stage=dict(d["stageResults"]), cases=[_case_in(c) for c in d["cases"]],
+            tests=[(r, tuple(unranges(n)), tag, o, m, why) for r, n, tag, o, m, why in _unpacked(d["tests"])],
+            pending=[(tuple(unranges(n)), tag, c, s) for n, tag, c, s in _unpacked(d["pending"])],
+            stage=dict(_unpacked(d["stageResults"])), cases=[_case_in(c) for c in _unpacked(d["cases"])],
             next_case=d["nextCase"], bad_nodes=[list(x) for x in d["badNodes"]],
             bad_links=[list(x) for x in d["badLinks"]], bad_racks=[list(x) for x in d["badRacks"]],
             unresolved=[[unranges(n), note] for n, note in d["unresolved"]], notes=list(d["notes"]),
@@ -212,6 +213,11 @@ class DiagnoseState:
             unresolved=[list(x) for x in self.unresolved], notes=list(self.notes),
             reopens=self.reopens,
         )
+
+
+def _unpacked(value):
+    """A packed field, or the same field written as plain JSON by an earlier version."""
+    return unpack(value) if isinstance(value, str) else value
 
 
 _RANGE_FIELDS = ("members", "A", "B")  # node sets: sorted-order-free, written as ranges
