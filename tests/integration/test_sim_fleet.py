@@ -87,6 +87,9 @@ def test_failing_pod_restarts_and_previous_logs(fleet, kubectl, namespace):
     status = wait_until(restarted, timeout_s=30, what="a restart")
     assert status["exitCode"] == 3 and status["reason"] == "Error"
     assert kubectl("logs", "-n", namespace, "crash", "--previous").stdout == "attempt\n"
+    reasons = {e["reason"] for e in json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+               if e["involvedObject"]["name"] == "crash"}
+    assert {"Started", "BackOff"} <= reasons
 
 
 def test_deleting_a_running_pod_finishes_quickly(fleet, kubectl, namespace):
@@ -177,6 +180,9 @@ def test_gpu_off_bus_changes_the_node_and_fails_the_job(fleet, kubectl, namespac
     assert health["status"] == "False" and "XID 79" in health["message"]
     assert node["status"]["allocatable"]["nvidia.com/gpu"] == "7"
     assert "Fail - GPU: 3" in kubectl("logs", "-n", namespace, "diag").stdout
+    events = json.loads(kubectl("get", "events", "-n", "default", "--field-selector",
+                                "involvedObject.name=gpu-node-02,reason=GpuFellOffBus", "-o", "json").stdout)["items"]
+    assert events and events[0]["type"] == "Warning" and events[0]["source"]["component"] == "kubelet"
 
 
 def test_dra_fleet_publishes_resource_slices(fleet, kubectl):

@@ -668,6 +668,32 @@ class Kubelet:
             if runner is not None and runner is not launcher:
                 runner.stop_sshd(code)
 
+    # --- events ----------------------------------------------------------------------
+    def emit_event(self, involved: dict[str, Any], reason: str, message: str, *, node: str,
+                   warning: bool = False) -> None:
+        """Post a core/v1 Event from the kubelet of ``node`` without waiting for it."""
+        now = now_str()
+        namespace = involved.get("namespace") or "default"
+        body = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f"{involved['name']}.", "namespace": namespace},
+            "involvedObject": involved, "reason": reason, "message": message,
+            "type": "Warning" if warning else "Normal", "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now,
+            "source": {"component": "kubelet", "host": node},
+            "reportingComponent": "kubelet", "reportingInstance": node,
+        }
+
+        async def post() -> None:
+            try:
+                await self.api.post(f"/api/v1/namespaces/{namespace}/events", body)
+            except Exception as exc:
+                log.debug("event %s not posted: %s", reason, exc)
+
+        task = asyncio.create_task(post())
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
     # --- effects of faults -----------------------------------------------------------
     async def apply_effect(self, effect: Effect, runner: PodRunner | None = None) -> None:
         if effect.kind == "checkpoint":
@@ -692,6 +718,9 @@ class Kubelet:
         if "nvidia.com/gpu" in allocatable:
             allocatable["nvidia.com/gpu"] = str(max(0, int(allocatable["nvidia.com/gpu"]) - 1))
         await self._push_node(node)
+        self.emit_event({"kind": "Node", "apiVersion": "v1", "name": node, "uid": self.node_uids.get(node, "")},
+                        "GpuFellOffBus", f"GPU {gpu} (PCI 0000:{bus}:00.0) has fallen off the bus: XID 79",
+                        node=node, warning=True)
         log.info("%s: GPU %d fell off the bus", node, gpu)
 
     async def _timed_off_bus(self, node: str, gpu: int, after: float) -> None:

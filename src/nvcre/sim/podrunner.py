@@ -235,6 +235,8 @@ class PodRunner:
         c.started = False
         c.state = {"waiting": {"reason": "CrashLoopBackOff", "message": (
             f"back-off {int(delay * self.k.time_scale)}s restarting failed container={c.name} pod={self.name}_{self.ns}({self.uid})")}}
+        self.event(c, "BackOff", f"Back-off restarting failed container {c.name} in pod {self.name}_{self.ns}({self.uid})",
+                   warning=True)
         await self.push()
         await self._sleep(c, max(0.05, delay))
 
@@ -250,9 +252,19 @@ class PodRunner:
 
     async def _run_container(self, c: ContainerState) -> int:
         run_log = self.k.logs.new_run(self.ns, self.name, c.name)
-        ctx = await self.k.make_context(self, c)
+        try:
+            ctx = await self.k.make_context(self, c)
+        except Exception as exc:  # the API failed us while building the environment
+            log.warning("%s/%s %s: cannot build the container environment: %s", self.ns, self.name, c.name, exc)
+            run_log.finish()
+            c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)[:300]}}
+            await self.push()
+            return 1
         segs = segments(ctx.argv, ctx.env, ctx.read_file)
         hosts = nccl_tests.mpi_host_names(segs, ctx.read_file) if nccl_tests.find(segs) else []
+        self.event(c, "Pulled", f'Container image "{c.image}" already present on machine')
+        self.event(c, "Created", f"Created container: {c.name}")
+        self.event(c, "Started", f"Started container {c.name}")
         started = now_str()
         c.state = {"running": {"startedAt": started}}
         c.started = True
@@ -338,11 +350,22 @@ class PodRunner:
                 )
                 c.stop.set()
 
+    def event(self, c: ContainerState, reason: str, message: str, *, warning: bool = False) -> None:
+        """A kubelet Event about one container (fire and forget)."""
+        self.k.emit_event(
+            {"kind": "Pod", "apiVersion": "v1", "namespace": self.ns, "name": self.name, "uid": self.uid,
+             "fieldPath": f"spec.containers{{{c.name}}}"},
+            reason, message, node=self.node.name, warning=warning,
+        )
+
     async def terminate(self) -> None:
         """Graceful deletion: stop every container, report it, then finalize."""
         if self.deleting:
             return
         self.deleting = True
+        for c in self.main:
+            if c.started:
+                self.event(c, "Killing", f"Stopping container {c.name}")
         for c in self.init + self.main:
             c.stop.set()
         if self.task is not None:
