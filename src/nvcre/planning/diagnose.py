@@ -30,12 +30,16 @@ Error model (what the planner assumes about the measurements)
       The residual error per decision is therefore O(p^2).
 
 Algorithm (rounds after a failing screen, in the common case)
-    1. Screen: one group per topology domain (chunked to ``max_screen_size``).
+    1. Screen: each topology domain chunked to ``max_screen_size`` nodes (default
+       2: pairs, so a failing screen leaves two suspects, not a rack of them).
        If every screen group passes, one cross group of all nodes covers every
        cross-domain pair and rack boundary (``cross_check="full"``); a healthy
-       cluster is certified in two rounds.
-    2. Pairs: each failing screen group is split into disjoint pairs (all in one
-       round). A passing pair clears both nodes and they become partners.
+       cluster is certified in two rounds. Results only marginally below the
+       threshold leave that decision to the cross check, which contains them.
+    2. A failing screen pair among many (> 8) parallel ones runs once more on its
+       own first: two flips on one of hundreds of pairs happen. A larger failing
+       screen group is split into disjoint pairs (all in one round); a passing
+       pair clears both nodes and they become partners.
     3. Solo: each node of a failing pair runs with a proven-good partner from its
        own domain. Exactly one failure in a failing pair is a conviction (its
        alternative needs two flips); two failures go to one confirmation round
