@@ -280,8 +280,8 @@ def main() -> int:
     results.append((not [k for k, v in fair_node if v[0] > 0.6 or v[1] > 1.0],
                     f"GPU time, node faults, fair (runs where the reference names every bad node and no healthy one): "
                     f"after-ratio <= 0.6 and total <= 1.0 in {sum(1 for _, v in fair_node if v[0] <= 0.6 and v[1] <= 1.0)}"
-                    f"/{len(fair_node)} classes (worst after-ratio {max(v[0] for _, v in fair_node):.2f}, worst total "
-                    f"{max(v[1] for _, v in fair_node):.2f})"))
+                    f"/{len(fair_node)} classes (worst after-ratio {max((v[0] for _, v in fair_node), default=0):.2f}, "
+                    f"worst total {max((v[1] for _, v in fair_node), default=0):.2f})"))
     results.append((not bad_after and not bad_total,
                     f"GPU time, every class: after-ratio > 0.6 in {len(bad_after)} and total > 1.0 in "
                     f"{len(bad_total)} of {len(gpu_full)} classes (healthy/link/rack classes pay the all-node "
