@@ -255,3 +255,14 @@ def test_a_service_pod_keeps_running(fleet, kubectl, namespace):
     status = _pod_obj(kubectl, namespace, "server")["status"]
     assert status["phase"] == "Running" and status["containerStatuses"][0]["restartCount"] == 0
     assert status["containerStatuses"][0]["ready"] is True
+
+
+def test_active_deadline_fails_the_pod(fleet, kubectl, namespace):
+    fleet(1, racks=1, time_scale=1.0)
+    pod = _pod("late", ["sleep", "600"], node="gpu-node-01")
+    pod["spec"]["activeDeadlineSeconds"] = 2
+    _apply(kubectl, namespace, pod)
+    wait_until(lambda: _phase(kubectl, namespace, "late") == "Failed", timeout_s=30, what="DeadlineExceeded")
+    status = _pod_obj(kubectl, namespace, "late")["status"]
+    assert status["reason"] == "DeadlineExceeded"
+    assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137

@@ -19,7 +19,7 @@ import typer
 from nvcre.cli.apps import sim_app
 from nvcre.errors import UserError
 from nvcre.sim.faults import FaultModel, Scenario, load_scenario, parse_fault_flag
-from nvcre.sim.fleet import FLEET_LABEL, FleetSpec, build_fleet
+from nvcre.sim.fleet import FLEET_LABEL, GPU_HEALTH_CONDITION, FleetSpec, build_fleet
 from nvcre.sim.kubelet import KubeletConfig
 from nvcre.sim.process import load_fleet, self_signed_kubelet_cert, start_fleet, stop_fleet
 
@@ -136,7 +136,7 @@ def up(
     typer.echo(f"export KUBECONFIG={kubeconfig_path}")
 
 
-async def _cluster_view(kubeconfig: str, fleet_name: str) -> dict[str, int]:
+async def _cluster_view(kubeconfig: str, fleet_name: str) -> dict[str, Any]:
     from nvcre.sim.apiclient import ApiClient, load_kubeconfig
 
     api = ApiClient(load_kubeconfig(kubeconfig))
@@ -144,17 +144,23 @@ async def _cluster_view(kubeconfig: str, fleet_name: str) -> dict[str, int]:
         nodes = await api.get("/api/v1/nodes", params={"labelSelector": f"{FLEET_LABEL}={fleet_name}"})
         names = set()
         ready = 0
+        unhealthy: list[str] = []
         for node in nodes.get("items", []):
             names.add(node["metadata"]["name"])
-            if any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions", [])):
+            conditions = node["status"].get("conditions", [])
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
                 ready += 1
+            for c in conditions:
+                if c["type"] == GPU_HEALTH_CONDITION and c["status"] == "False":
+                    unhealthy.append(f"{node['metadata']['name']}: {c.get('message', c.get('reason', ''))}")
         pods = await api.get("/api/v1/pods")
         phases: dict[str, int] = {}
         for pod in pods.get("items", []):
             if pod.get("spec", {}).get("nodeName") in names:
                 phase = pod.get("status", {}).get("phase", "Unknown")
                 phases[phase] = phases.get(phase, 0) + 1
-        return {"nodes": len(names), "ready": ready, **{f"pods{k}": v for k, v in phases.items()}}
+        return {"nodes": len(names), "ready": ready, "unhealthy": unhealthy,
+                **{f"pods{k}": v for k, v in phases.items()}}
     finally:
         await api.close()
 
@@ -193,6 +199,8 @@ def status(
         raise typer.Exit(1)
     pods = ", ".join(f"{v} {k[4:]}" for k, v in sorted(view.items()) if k.startswith("pods")) or "none"
     typer.echo(f"nodes: {view['ready']}/{view['nodes']} Ready; pods on the fleet: {pods}")
+    for line in view["unhealthy"]:
+        typer.echo(f"GPU health: {line}")
     if not healthy or view["ready"] != len(handle.nodes):
         raise typer.Exit(1)
 

@@ -120,6 +120,8 @@ class PodRunner:
         self.task: asyncio.Task | None = None
         self.files: dict[str, str] = {}
         self.running = False
+        self.failure_reason: tuple[str, str] | None = None
+        self._deadline: asyncio.TimerHandle | None = None
 
     # --- status ----------------------------------------------------------------------
     def _condition(self, kind: str, ok: bool, reason: str | None = None) -> dict[str, Any]:
@@ -151,6 +153,7 @@ class PodRunner:
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "phase": self.phase,
+            **({"reason": self.failure_reason[0], "message": self.failure_reason[1]} if self.failure_reason else {}),
             "conditions": self._conditions(),
             "hostIP": "127.0.0.1",
             "hostIPs": [{"ip": "127.0.0.1"}],
@@ -174,6 +177,17 @@ class PodRunner:
     # --- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
         self.task = asyncio.create_task(self._guarded())
+        deadline = self.pod["spec"].get("activeDeadlineSeconds")
+        if deadline:
+            self._deadline = asyncio.get_running_loop().call_later(float(deadline), self._deadline_exceeded)
+
+    def _deadline_exceeded(self) -> None:
+        """spec.activeDeadlineSeconds (wall clock, like the kubelet): the pod fails."""
+        if self.phase in ("Succeeded", "Failed") or self.deleting:
+            return
+        self.failure_reason = ("DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+        for c in self.init + self.main:
+            c.stop.set()
 
     async def _guarded(self) -> None:
         try:
@@ -196,6 +210,10 @@ class PodRunner:
                 code = await self._run_container(c)
                 if self.deleting:
                     return
+                if self.failure_reason:
+                    self.phase = "Failed"
+                    await self.push()
+                    return
                 if code == 0:
                     break
                 if self.restart_policy == "Never":
@@ -212,13 +230,13 @@ class PodRunner:
             await task
         if self.deleting:
             return
-        self.phase = "Succeeded" if all(code == 0 for code in codes) else "Failed"
+        self.phase = "Succeeded" if all(code == 0 for code in codes) and not self.failure_reason else "Failed"
         await self.push()
 
     async def _loop(self, c: ContainerState, sidecar: bool = False) -> int:
         while True:
             code = await self._run_container(c)
-            if self.deleting or (sidecar and c.stop.is_set()):
+            if self.deleting or self.failure_reason or (sidecar and c.stop.is_set()):
                 return code
             if self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0) or sidecar:
                 await self._backoff(c)
