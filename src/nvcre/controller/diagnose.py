@@ -45,12 +45,43 @@ def policy_for(wf: dict) -> DiagnosePolicy:
         max_concurrent=int((orch.get("execution") or {}).get("maxConcurrent") or 0),
         topology_key=diag.get("topologyKey") or DEFAULT_TOPOLOGY_KEY,
         threshold=threshold_minimum(thresholds.get("busBandwidthGBps")),
+        cross_check_after_faults=True,  # a found node must not hide a link or rack fault elsewhere
     )
+
+
+# Labels that place a node in a rack or NVLink domain, most useful first; used when the
+# spec names no topology key and the nodes carry no clique label.
+RACK_LABELS = (
+    "nvidia.com/gpu.clique",
+    "topology.kubernetes.io/rack",
+    "topology.k8s.aws/network-node-layer-3",
+    "cloud.google.com/gce-topology-subblock",
+    "topology.nks.nscale.com/accelerator-domain",
+    "kubernetes.azure.com/ppg",
+    "topology.k8s.aws/network-node-layer-2",
+    "cloud.google.com/gce-topology-block",
+)
+
+
+def rack_key(nodes: list[str], labels: dict[str, dict], preferred: str) -> str:
+    """``preferred`` if the nodes carry it, else the first rack label that splits them
+    into several domains of more than one node (per-node labels say nothing)."""
+    for key in (preferred, *RACK_LABELS):
+        values = [(labels.get(n) or {}).get(key) for n in nodes]
+        present = [v for v in values if v]
+        if len(present) == len(nodes) and 1 < len(set(present)) < len(nodes):
+            return key
+    return preferred
 
 
 def start_state(wf: dict, plan) -> dict:
     """The planner's initial state for the Workflow's discovered nodes."""
     policy = policy_for(wf)
+    explicit = ((wf.get("spec") or {}).get("orchestration") or {}).get("diagnose", {}).get("topologyKey")
+    if not explicit:
+        key = rack_key(plan.nodes, plan.labels, policy.topology_key)
+        if key != policy.topology_key:
+            policy = DiagnosePolicy(**{**policy.__dict__, "topology_key": key})
     topology = topology_from_labels(plan.nodes, plan.labels, policy.topology_key)
     return start(plan.nodes, topology, policy).to_dict()
 
