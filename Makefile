@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit venv bench clean kube
+.PHONY: demo test unit venv bench clean kube testdeps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
@@ -26,8 +26,12 @@ demo: $(STAMP)
 kube:
 	bash hack/kube/build.sh
 
+## Tools the tests use beyond Python and Go: Debian's chromium (the HTML report screenshot).
+testdeps:
+	bash hack/install-chromium.sh
+
 ## The whole test suite: unit, integration (real control plane) and end-to-end.
-test: $(STAMP) kube
+test: $(STAMP) kube testdeps
 	$(PY) -m pytest tests
 
 unit: $(STAMP)
