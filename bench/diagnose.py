@@ -299,6 +299,9 @@ def main() -> int:
             f = fair_rows.get(k)
             fair_txt = f"{f[0]:.2f} {f[1]:.2f} ({f[2]} runs)" if f else "n/a"
             print(f"  n={k[0]:<5} {k[1]:<6} p={k[2]:.2f}: after {a:.2f} total {t:.2f} | {fair_txt}")
+    print("  (p = 5%: a flipped screen pair costs a re-run and a third run, 4 node-rounds, and a bad node whose "
+          "screen flipped to a pass\n   is found only through the all-node cross check and a search, about 3n "
+          "node-rounds; the reference skips that check and\n   misses the node instead: see its recall column)")
     links = [x["link"] for k, c in cls.items() if k[3] == "full" and k[1] in ("link-intra", "link-cross") and k[2] <= 0.01
              for x in c["ours"]]
     blinks = [x["link"] for k, c in cls.items() if k[3] == "full" and k[1] == "link-cross" and k[2] <= 0.01

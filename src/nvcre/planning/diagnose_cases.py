@@ -325,11 +325,12 @@ class CasePlanner:
         if failing and len(marginal) == len(failing) and multi and self.s.policy.cross_check == "full":
             # Only results near the threshold (bandwidth noise, common among thousands of pair
             # screens): the all-node cross check contains these nodes too, so let it decide.
-            self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal)
+            self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal,
+                          width=len(case["groups"]))
             return False
         # Among many parallel screen pairs two flips on one pair happen: a failing pair
         # is run once more on its own before partner tests can convict on one failure.
-        recheck = len(case["groups"]) > WIDE_ROUND
+        recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
         for g, tid in failing:
             self.open_group(g, [tid], recheck=recheck)
         if failing:
@@ -343,9 +344,12 @@ class CasePlanner:
             self.new_case("cross", "repgroup", members=list(range(len(self.s.names))))
         return False
 
-    def open_group(self, members: list[int], origin: list[int], recheck: bool = False) -> None:
+    def open_group(self, members: list[int], origin: list[int], recheck: int = 0) -> None:
+        """A failing screen group; ``recheck`` = the width of a wide screen round (0: narrow)."""
         if len(members) <= 3:
-            extra = {"need": 3} if recheck else {}  # a link, too, needs one failure more than two flips
+            # a link, too, needs one failure more than two flips; among thousands of screen
+            # pairs three flips on one pair happen as well: the node is confirmed once more
+            extra = {"need": 3, "strict": recheck > WIDE_ROUND ** 2} if recheck else {}
             self.new_case("suspects", "together" if recheck else "solo", members=list(members),
                           origin=list(origin), **extra)
         else:
@@ -518,7 +522,7 @@ class CasePlanner:
             return True
         if fails:
             direct = self._exact_failures(case) >= 1
-            if step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct:
+            if step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict"):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one: any other explanation needs two independent flips
                 x, _o, tid = fails[0]
@@ -640,11 +644,12 @@ class CasePlanner:
         if case["step"] in ("giant", "repgroup"):
             outcome, tid = self.result(case, "all")
             marginal = case.pop("marginal", [])
+            width = case.pop("width", 0)
             for m in marginal:  # screens that came out near the threshold
                 if outcome == "P":
                     self.mark(self.s.tests[m][1], "g")
                 else:
-                    self.open_group(list(self.s.tests[m][1]), [m], recheck=True)
+                    self.open_group(list(self.s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
             if marginal and outcome == "P":
                 self.s.notes.append(f"{len(marginal)} screen result(s) near the threshold; cleared by the passing "
                                     "cross check that contains them")

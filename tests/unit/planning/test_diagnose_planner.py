@@ -352,3 +352,13 @@ def test_a_state_written_unpacked_by_the_earlier_version_still_loads():
         d[key] = unpack(d[key])  # the plain JSON form of version 1 before packing
     again = DiagnoseState.from_dict(d)
     assert again.tests == state.tests and again.to_dict() == state.to_dict()
+
+
+def test_among_thousands_of_screen_pairs_a_bad_node_is_confirmed_once_more():
+    # 80 screen pairs (> 64): screen, re-run and one partner test could all be flips; a
+    # second partner decides before the node is named
+    v, rounds, _ = drive(scenario(n=160, rack=16, nodes=[37]))
+    assert {b["name"] for b in v.bad_nodes} == names(37)
+    assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["confirm"]]
+    failed = [e for e in v.bad_nodes[0]["evidence"] if not e["passed"]]
+    assert len(failed) == 4
