@@ -22,6 +22,7 @@ NEEDED = (
     ("", "pods", "list"),
     ("", "pods/log", "get"),
     ("", "configmaps", "create"),
+    ("", "secrets", "create"),
     ("", "events", "create"),
 )
 
