@@ -187,9 +187,10 @@ class Kubelet:
                 node["status"]["nodeInfo"]["kubeletVersion"] = version["gitVersion"]
         begin = time.monotonic()
         await self._register_nodes()
-        await self._register_leases()
         if self.fleet.resource_slices:
-            await self._register_slices()
+            await asyncio.gather(self._register_leases(), self._register_slices())
+        else:
+            await self._register_leases()
         self.registered_s = time.monotonic() - begin
         await self._publish_ground_truth(state_dir)
         self.tasks = [
