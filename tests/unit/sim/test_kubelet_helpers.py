@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nvcre.sim.kubelet import Kubelet, KubeletConfig, expand_k8s, pod_gpus, pod_requests_rdma
+from nvcre.sim.kubelet import KubeletConfig
+from nvcre.sim.podenv import expand_k8s, field_ref, pod_gpus, pod_requests_rdma
 
 
 def _pod(**spec):
@@ -29,10 +30,10 @@ def test_rdma_and_gpu_requests():
 
 def test_field_refs():
     pod = _pod()
-    assert Kubelet._field(pod, "metadata.annotations['batch.kubernetes.io/job-completion-index']", "10.0.0.1") == "3"
-    assert Kubelet._field(pod, "metadata.labels['a']", "") == "b"
-    assert Kubelet._field(pod, "status.podIP", "10.64.0.2") == "10.64.0.2"
-    assert Kubelet._field(pod, "spec.nodeName", "") == "gpu-node-01"
+    assert field_ref(pod, "metadata.annotations['batch.kubernetes.io/job-completion-index']", "10.0.0.1") == "3"
+    assert field_ref(pod, "metadata.labels['a']", "") == "b"
+    assert field_ref(pod, "status.podIP", "10.64.0.2") == "10.64.0.2"
+    assert field_ref(pod, "spec.nodeName", "") == "gpu-node-01"
 
 
 def test_config_round_trip(tmp_path):
