@@ -328,6 +328,13 @@ class CasePlanner:
             self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal,
                           width=len(case["groups"]))
             return False
+        if failing and len(marginal) == len(failing) and multi and self.s.policy.cross_check == "representatives":
+            # the representatives' group does not contain them: re-run them beside it, same round
+            # (on their own, no partners: the representatives are claimed this round)
+            for g, tid in failing:
+                self.open_group(g, [tid], recheck=max(len(case["groups"]), WIDE_ROUND + 1))
+            self.new_case("cross", "repgroup", members=list(range(len(self.s.names))))
+            return False
         # Among many parallel screen pairs two flips on one pair happen: a failing pair
         # is run once more on its own before partner tests can convict on one failure.
         recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
@@ -426,10 +433,11 @@ class CasePlanner:
             return tests
         raise AssertionError(step)
 
-    def _exact_failures(self, case: dict) -> int:
+    def _exact_failures(self, case: dict, marginal_weight: float = 1.0) -> float:
         """How often exactly this pair failed on its own (the only direct link evidence)."""
         members = set(case["members"])
-        return sum(1 for t in case["origin"] if self.s.tests[t][3] != "P" and set(self.s.tests[t][1]) == members)
+        weight = {"F": 1.0, "M": marginal_weight}
+        return sum(weight.get(self.s.tests[t][3], 0.0) for t in case["origin"] if set(self.s.tests[t][1]) == members)
 
     def _link_proven(self, case: dict) -> bool:
         """Two own failures of the pair, or one on top of a search that deduced the pair.
@@ -452,7 +460,9 @@ class CasePlanner:
             if outcome == "P":
                 exact = set(members)
                 passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
-                if self._exact_failures(case) >= passes:  # one against one: let a third run decide
+                # one against one: let a third run decide (a marginal result weighs half: it
+                # never convicts alone, one clean pass settles it)
+                if self._exact_failures(case, marginal_weight=0.5) >= passes:
                     self.mark(members, "s")
                     return True
                 self.mark(members, "g")  # the pair failure (or the deduction) did not hold up
@@ -632,8 +642,8 @@ class CasePlanner:
 
     def _reps(self) -> list[int]:
         seen: dict[int, int] = {}
-        for i, d in enumerate(self.s.dom):
-            if d not in seen and self.s.status[i] == "g":
+        for i, d in enumerate(self.s.dom):  # never a node another case runs (or claimed) this round
+            if d not in seen and self.s.status[i] == "g" and i not in self.busy and i not in self.claimed:
                 seen[d] = i
         return list(seen.values())
 

@@ -362,3 +362,18 @@ def test_among_thousands_of_screen_pairs_a_bad_node_is_confirmed_once_more():
     assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["confirm"]]
     failed = [e for e in v.bad_nodes[0]["evidence"] if not e["passed"]]
     assert len(failed) == 4
+
+
+def test_representatives_mode_settles_a_marginal_screen_beside_its_cross_group():
+    sc = scenario()
+    policy = DiagnosePolicy(threshold=sc.threshold, cross_check="representatives")
+    fleet = Fleet(sc)
+    state = start(sc.nodes, sc.topology, policy)
+    rounds = []
+    while isinstance(step := next_round(state), Round):
+        rounds.append(step)
+        near = step.number == 1
+        state = record(state, [GroupResult(g, True, sc.threshold * 1.01) if near and set(g) == names(4, 5)
+                               else fleet.run(g) for g in step.groups])
+    assert step.passed and len(rounds) == 2
+    assert sorted(rounds[1].tags) == ["cross", "retest"]
