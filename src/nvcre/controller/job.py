@@ -430,10 +430,13 @@ def _restart_from_checkpoint(ctx: Context, job: dict, desired: list[dict], pods:
     """Restart a dead training workload from its checkpoint when allowed; True if it did."""
     budget = restart_budget(job)
     if budget is None or budget[0] >= budget[1] or sick:
+        if budget is not None:
+            log.info("Job %s: no restart (restarts %s, unhealthy nodes %s)", job["metadata"]["name"], budget, sorted(sick))
         return False  # no checkpointing, no restarts left, or a node is unhealthy (restarting there is futile)
     pod = ws.launcher_pod(pods)
     text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
     if not saved_a_checkpoint(text, log_profile(ctx.kube, job)):
+        log.info("Job %s: no restart, the dead attempt saved no checkpoint (%d bytes of log)", job["metadata"]["name"], len(text or ""))
         return False
     attempt = budget[0] + 1
     ctx.kube.create(attempt_log_object(job, attempt, text or ""))
