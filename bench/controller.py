@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     verdict = next((c["type"] for c in cert["status"]["conditions"] if c["status"] == "True"), "?")
 
     print(f"certification: {args.nodes} nodes, intra-node nccl-loopback, {len(jobs)} Jobs, verdict {verdict}, "
-          f"result {cert['status'].get('summary', {}).get('result')}, wall {wall:.1f} s")
+          f"result {cert['status'].get('summary', {}).get('result')}, target nodes {cert['status'].get('totalNodes')}, wall {wall:.1f} s")
     for e in cert["status"].get("excludedNodes") or []:
         print(f"    excluded: {e['name']} ({e['reason']})")
     ratio = cpu / workload if workload else float("inf")

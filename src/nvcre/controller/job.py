@@ -227,12 +227,17 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         failure_log = _failure_log(ctx, job, pods, reason="Timeout")
         terminal = (c.FAILED, JobReason.JOB_TIMED_OUT, decision.timed_out)
 
+    newly_sick: set[str] = set()
+
     def mutate(o: dict) -> bool:
         st = o["status"]
         if c.is_terminal(st.get("conditions")):
             return False  # someone (an earlier pass) already decided
         gen = o["metadata"].get("generation")
         before = copy.deepcopy(st)
+        known = {n["name"] for n in st.get("failedNodes") or [] if n.get("reason") == NodeReason.HARDWARE_FAILURE_DETECTED}
+        newly_sick.clear()
+        newly_sick.update(set(sick) - known)
         for key, value in decision.updates.items():
             if value is None:
                 st.pop(key, None)
@@ -276,10 +281,10 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         return st != before
 
     written = write_status(ctx, job, mutate)
-    if sick:
+    if written is not None and newly_sick:
         wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
-        for node in sick:
-            ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node)
+        for node in sorted(newly_sick):
+            ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
     if terminal is not None:
         _finish_measurements(ctx, job, reading, terminal[0])
         if written is not None and not _awaiting_verdict(written):

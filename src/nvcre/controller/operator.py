@@ -45,6 +45,7 @@ class Controller:
         self.reconcilers = reconcilers
         self.queue = WorkQueue()
         self.stop = threading.Event()
+        self._node_prints: dict[str, tuple] = {}
         ctx.enqueue = lambda key, delay: self.queue.add_after(key, delay)
 
     # ------------------------------------------------------------ dispatch
@@ -82,9 +83,24 @@ class Controller:
             self.queue.add(("Job", meta.get("namespace") or "", job))
 
     def observe_node(self, body: dict) -> None:
-        """A node changed: every unfinished Job may have pods there (health checks)."""
+        """A node's health-relevant state changed: look at the unfinished Jobs on it.
+
+        Heartbeats (only lastHeartbeatTime moves) are ignored, so a large fleet's status
+        updates do not turn into a reconcile storm.
+        """
+        name = (body.get("metadata") or {}).get("name", "")
+        fingerprint = node_fingerprint(body)
+        if self._node_prints.get(name) == fingerprint:
+            return
+        first = name not in self._node_prints
+        self._node_prints[name] = fingerprint
+        if first:
+            return  # the initial listing: nothing changed yet
         for job in self.ctx.metrics.store.of_kind("Job"):
-            if not c.is_terminal((job.get("status") or {}).get("conditions")):
+            st = job.get("status") or {}
+            if c.is_terminal(st.get("conditions")):
+                continue
+            if name in ((job.get("spec") or {}).get("nodes") or []) or name in (st.get("nodesRan") or []) or not (job.get("spec") or {}).get("nodes"):
                 meta = job["metadata"]
                 self.queue.add(("Job", meta.get("namespace", ""), meta["name"]))
 
@@ -115,7 +131,7 @@ class Controller:
         kopf.on.event("batch", "v1", "jobs", labels={L.JOB: kopf.PRESENT}, registry=registry)(on_pod)
 
         def on_node(body, type, **_):  # noqa: A002
-            if type in ("MODIFIED", "DELETED"):
+            if type != "DELETED":
                 self.observe_node(dict(body))
 
         kopf.on.event("", "v1", "nodes", labels={"nvidia.com/gpu.present": kopf.PRESENT}, registry=registry)(on_node)
@@ -127,6 +143,22 @@ class Controller:
     def shutdown(self) -> None:
         self.stop.set()
         self.queue.close()
+
+
+def node_fingerprint(node: dict) -> tuple:
+    """What node-health detectors look at, without the heartbeat timestamps."""
+    meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+    conditions = tuple(sorted((x.get("type"), x.get("status"), x.get("reason")) for x in status.get("conditions") or []))
+    taints = tuple(sorted((t.get("key"), t.get("value"), t.get("effect")) for t in spec.get("taints") or []))
+    return (
+        tuple(sorted((meta.get("labels") or {}).items())),
+        tuple(sorted((meta.get("annotations") or {}).items())),
+        bool(spec.get("unschedulable")),
+        taints,
+        conditions,
+        tuple(sorted((status.get("allocatable") or {}).items())),
+        tuple(sorted((status.get("capacity") or {}).items())),
+    )
 
 
 def connection_info(ctx: Context) -> kopf.ConnectionInfo:

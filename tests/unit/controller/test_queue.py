@@ -45,3 +45,14 @@ def test_one_pending_delayed_requeue_per_key():
     assert q.get(0.5) == k
     q.done(k)
     assert q.get(0.15) is None
+
+
+def test_node_fingerprint_ignores_heartbeats():
+    from nvcre.controller.operator import node_fingerprint
+
+    node = {"metadata": {"name": "n", "labels": {"a": "b"}}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "lastHeartbeatTime": "t1"}]}}
+    beat = {**node, "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "lastHeartbeatTime": "t2"}]}}
+    sick = {**node, "status": {"conditions": [{"type": "GpuHealthy", "status": "False", "reason": "Xid79"}]}}
+    assert node_fingerprint(node) == node_fingerprint(beat)
+    assert node_fingerprint(node) != node_fingerprint(sick)
