@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit venv bench clean kube testdeps
+.PHONY: demo demo-down test unit venv bench clean kube testdeps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 ## The main job: the local test bed with a simulated fleet, a certification and its report.
-demo: $(STAMP)
-	$(VENV)/bin/nvcrectl certification render examples/certification.yaml --platform aws --gpu-arch h100 --nodes 16
+demo: $(STAMP) kube
+	bash hack/demo.sh
+
+## Stop what the demo left running (controller, simulated fleet, control plane).
+demo-down: $(STAMP)
+	bash hack/demo.sh down
 
 ## Pinned control-plane binaries (etcd, kube-apiserver, kube-scheduler,
 ## kube-controller-manager, kubectl, helm): built once into ~/.cache/nvcre, then reused.
