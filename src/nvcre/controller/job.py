@@ -226,6 +226,11 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
     elif decision.timed_out:
         failure_log = _failure_log(ctx, job, pods, reason="Timeout")
         terminal = (c.FAILED, JobReason.JOB_TIMED_OUT, decision.timed_out)
+    elif phase.phase == ws.RUNNING and not blocked and (stalled := _stalled(ctx, job, pods)):
+        if _restart_from_checkpoint(ctx, job, desired, pods, sick):
+            return 2.0
+        failure_log = _failure_log(ctx, job, pods, reason="Stalled")
+        terminal = (c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
 
     newly_sick: set[str] = set()
 
@@ -424,6 +429,60 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         "tail": ws.log_tail(text)[-8000:],
     }
     return {k: v for k, v in entry.items() if v not in (None, "")}
+
+
+# ---------------------------------------------------------------- stall detection
+_STALL_CHECKED: dict[str, float] = {}  # Job uid -> when its log was last read for a stall check
+
+
+def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
+    """Why a running training workload counts as stalled (stallMultiplier set), or None.
+
+    The rank-0 log is read at most once per goodput sampleInterval per Job; a restart of
+    the controller only makes the next check come sooner.
+    """
+    spec = job.get("spec") or {}
+    multiplier = spec.get("stallMultiplier")
+    gm = spec.get("goodputMeasurement")
+    if not multiplier or not gm:
+        return None
+    uid = job["metadata"].get("uid", job["metadata"]["name"])
+    interval = parse_duration(gm.get("sampleInterval"), 60.0) or 60.0
+    now = ctx.now()
+    if now - _STALL_CHECKED.get(uid, 0.0) < interval:
+        return None
+    _STALL_CHECKED[uid] = now
+    pod = ws.launcher_pod(pods)
+    text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
+    profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gm.get("logProfileRef", ""))
+    if not text or not profile:
+        return None
+    # two sample intervals of slack, as the reference allows, before calling it a stall
+    return stall_verdict(text, profile, now=now - 2 * interval, multiplier=float(multiplier),
+                         started_at=parse_time((job.get("status") or {}).get("workloadStartTime")),
+                         resumed_at=parse_time((job.get("status") or {}).get("schedulingResumedTime")),
+                         startup_timeout=float(spec.get("startupStallTimeoutSeconds") or 1200))
+
+
+def stall_verdict(text: str, profile: dict, *, now: float, multiplier: float, started_at: float | None,
+                  resumed_at: float | None, startup_timeout: float) -> str | None:
+    """Pure: the stall reason for a training log at ``now`` (epoch seconds), or None."""
+    from datetime import datetime, timezone
+
+    from nvcre.measure.training import parse_training_log, stall_reason
+
+    try:
+        metrics = parse_training_log(text, profile)
+    except Exception:
+        return None  # an unreadable log is not evidence of a stall
+    anchor = max(t for t in (started_at, resumed_at, 0.0) if t is not None) or None
+    return stall_reason(
+        metrics,
+        datetime.fromtimestamp(now, timezone.utc),
+        stall_multiplier=multiplier,
+        started_at=datetime.fromtimestamp(anchor, timezone.utc) if anchor else None,
+        startup_stall_timeout_s=startup_timeout,
+    )
 
 
 # ---------------------------------------------------------------- checkpoint restart

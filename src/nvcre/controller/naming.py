@@ -70,10 +70,21 @@ def workflow_name(certification: str, domain: str, variant: str, options: dict |
 
 
 def job_name(workflow: str, group: str, iteration: int, *, single: bool) -> str:
-    """``<wf>-job`` for a single group and iteration, else ``<wf>-<group>-iter-<n>``."""
+    """``<wf>-job`` for a single group and iteration, else ``<wf>-<group>-iter-<n>``.
+
+    When that is too long, the Workflow part is cut (it is the same for every sibling)
+    and the group/iteration part kept whole, so thousands of sibling Jobs cannot collide
+    on a 5-hex hash the way cutting the whole name would let them.
+    """
     if single:
         return truncate(f"{workflow}-job", MAX_JOB_NAME)
-    return truncate(f"{workflow}-{group}-iter-{iteration}", MAX_JOB_NAME)
+    full = f"{workflow}-{group}-iter-{iteration}"
+    if len(full) <= MAX_JOB_NAME:
+        return full
+    suffix = f"{group}-i{iteration}"
+    if len(suffix) > MAX_JOB_NAME - 8:
+        suffix = truncate(suffix, MAX_JOB_NAME - 8)
+    return f"{truncate(workflow, MAX_JOB_NAME - len(suffix) - 1)}-{suffix}"
 
 
 def workload_name(job: str) -> str:

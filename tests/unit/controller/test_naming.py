@@ -36,3 +36,12 @@ def test_child_names():
 
 def test_node_results_names():
     assert n.node_results_names("1234abcd-ffff") == ("succeeded-nodes-1234abcd", "failed-nodes-1234abcd")
+
+
+def test_sibling_job_names_never_collide_at_4096_groups():
+    wf = n.workflow_name("bench", "communication", "nccl-loopback", {"testScale": "intra-node"})
+    names = {n.job_name(wf, f"group-{i}", it, single=False) for i in range(4096) for it in (1, 2)}
+    assert len(names) == 8192
+    assert all(len(x) <= n.MAX_JOB_NAME and not x.startswith("-") for x in names)
+    diag = {n.job_name(wf, f"r{r}-{i}", 1, single=False) for r in range(1, 20) for i in range(300)}
+    assert len(diag) == 19 * 300
