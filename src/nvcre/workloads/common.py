@@ -257,6 +257,39 @@ class RenderContext:
             spec["dnsPolicy"] = "ClusterFirstWithHostNet"
         return spec
 
+    def rank_pod(self, container: dict[str, Any], *, extra_volumes: Sequence[dict[str, Any]] = (),
+                 extra_mounts: Sequence[dict[str, Any]] = (), subdomain: str | None = None) -> dict[str, Any]:
+        """The pod spec around a rank container (volumes, mounts, GPU resources, init and
+        sidecar containers, DRA claims), the same for both adapters. Mounts and resources
+        are set on ``container`` in place."""
+        volumes, mounts = self.rank_volumes()
+        checkpoint = self.checkpoint_volume()
+        if checkpoint:
+            volumes.append(checkpoint[0])
+            mounts.append(checkpoint[1])
+        volumes.extend(extra_volumes)
+        mounts.extend(extra_mounts)
+        container["volumeMounts"] = mounts
+        resources = self.rank_resources()
+        if resources:
+            container["resources"] = resources
+        pod: dict[str, Any] = {"restartPolicy": "Never", **self.pod_spec_common(rank=True)}
+        if subdomain:
+            pod["subdomain"] = subdomain
+        inits = self.sidecar_containers() + [dict(c) for c in self.w.init_containers]
+        if self.w.init_script:
+            inits.append({"name": "megatron-source", "image": self.w.image,
+                          "command": ["/bin/bash", "-c", self.w.init_script],
+                          "volumeMounts": [m for m in mounts if m["name"] == "workspace"]})
+        if inits:
+            pod["initContainers"] = inits
+        pod["containers"] = [container]
+        pod["volumes"] = volumes
+        claims = self.pod_claims()
+        if claims:
+            pod["resourceClaims"] = claims
+        return pod
+
     def pod_annotations(self) -> dict[str, str] | None:
         return dict(self.w.pod_annotations) or None
 

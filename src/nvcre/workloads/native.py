@@ -52,35 +52,6 @@ def _job(ctx: RenderContext, name: str, role: str, pod: dict[str, Any], count: i
     }
 
 
-def _rank_pod(ctx: RenderContext, container: dict[str, Any], *, extra_volumes=(), extra_mounts=(), subdomain=None) -> dict[str, Any]:
-    volumes, mounts = ctx.rank_volumes()
-    checkpoint = ctx.checkpoint_volume()
-    if checkpoint:
-        volumes.append(checkpoint[0])
-        mounts.append(checkpoint[1])
-    volumes.extend(extra_volumes)
-    mounts.extend(extra_mounts)
-    container["volumeMounts"] = mounts
-    resources = ctx.rank_resources()
-    if resources:
-        container["resources"] = resources
-    pod: dict[str, Any] = {"restartPolicy": "Never", **ctx.pod_spec_common(rank=True)}
-    if subdomain:
-        pod["subdomain"] = subdomain
-    inits = ctx.sidecar_containers() + [dict(c) for c in ctx.w.init_containers]
-    if ctx.w.init_script:
-        inits.append({"name": "megatron-source", "image": ctx.w.image, "command": ["/bin/bash", "-c", ctx.w.init_script],
-                      "volumeMounts": [m for m in mounts if m["name"] == "workspace"]})
-    if inits:
-        pod["initContainers"] = inits
-    pod["containers"] = [container]
-    pod["volumes"] = volumes
-    claims = ctx.pod_claims()
-    if claims:
-        pod["resourceClaims"] = claims
-    return pod
-
-
 def _rank_container(ctx: RenderContext, command: list[str], args: list[str], *, extra_caps=()) -> dict[str, Any]:
     container: dict[str, Any] = {"name": RANK_CONTAINER, "image": ctx.w.image, "command": command}
     if args:
@@ -129,7 +100,7 @@ def _render_mpi(ctx: RenderContext) -> list[dict[str, Any]]:
     worker.pop("env", None)  # ranks get the environment from mpirun -x, not from sshd's container
     worker["ports"] = [{"name": "ssh", "containerPort": 22}]
     worker["readinessProbe"] = {"tcpSocket": {"port": 22}, "initialDelaySeconds": 5, "periodSeconds": 10}
-    worker_pod = _rank_pod(ctx, worker, extra_volumes=[ssh_volume, run_volume], extra_mounts=[ssh_mount, run_mount],
+    worker_pod = ctx.rank_pod(worker, extra_volumes=[ssh_volume, run_volume], extra_mounts=[ssh_mount, run_mount],
                            subdomain=name)
 
     command, args = mpirun_argv(ctx.w, hostfile=mpi.HOSTFILE)
@@ -188,7 +159,7 @@ def _render_indexed(ctx: RenderContext) -> list[dict[str, Any]]:
     container = _rank_container(ctx, command, args)
     if extra_env:
         container["env"] = container.get("env", []) + extra_env
-    pod = _rank_pod(ctx, container, extra_volumes=extra_volumes, extra_mounts=extra_mounts,
+    pod = ctx.rank_pod(container, extra_volumes=extra_volumes, extra_mounts=extra_mounts,
                     subdomain=name if ctx.w.launch == "torchrun" else None)
     if ctx.w.launch == "torchrun":
         pod["terminationGracePeriodSeconds"] = 30

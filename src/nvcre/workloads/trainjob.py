@@ -50,32 +50,12 @@ def _replicated_job(ctx: RenderContext, name: str, role: str, pod: dict[str, Any
 
 
 def _node_pod(ctx: RenderContext, container: dict[str, Any], *, extra_volumes=(), extra_mounts=()) -> dict[str, Any]:
-    volumes, mounts = ctx.rank_volumes()
-    checkpoint = ctx.checkpoint_volume()
-    if checkpoint:
-        volumes.append(checkpoint[0])
-        mounts.append(checkpoint[1])
-    volumes.extend(extra_volumes)
-    mounts.extend(extra_mounts)
-    container["volumeMounts"] = mounts
-    resources = ctx.rank_resources()
-    if resources:
-        container["resources"] = resources
+    """The shared rank pod; here the rank container also gets the security context
+    (MPI workers run sshd, which needs SYS_CHROOT)."""
+    pod = ctx.rank_pod(container, extra_volumes=extra_volumes, extra_mounts=extra_mounts)
     sec = ctx.security_context(("SYS_CHROOT",) if ctx.w.launch == "mpi" else ())
     if sec:
         container["securityContext"] = sec
-    pod: dict[str, Any] = {"restartPolicy": "Never", **ctx.pod_spec_common(rank=True)}
-    inits = ctx.sidecar_containers() + [dict(c) for c in ctx.w.init_containers]
-    if ctx.w.init_script:
-        inits.append({"name": "megatron-source", "image": ctx.w.image, "command": ["/bin/bash", "-c", ctx.w.init_script],
-                      "volumeMounts": [m for m in mounts if m["name"] == "workspace"]})
-    if inits:
-        pod["initContainers"] = inits
-    pod["containers"] = [container]
-    pod["volumes"] = volumes
-    claims = ctx.pod_claims()
-    if claims:
-        pod["resourceClaims"] = claims
     return pod
 
 
