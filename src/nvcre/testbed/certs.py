@@ -59,6 +59,36 @@ def _name(common_name: str, organizations: tuple[str, ...] = ()) -> x509.Name:
     return x509.Name(attrs)
 
 
+def _builder(subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey, *, ca: bool) -> x509.CertificateBuilder:
+    """What a CA and a leaf certificate share: a fresh serial, the validity window (five
+    minutes back, for clock skew), basic constraints and key usage; only a CA may sign."""
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _dt.timedelta(minutes=5))
+        .not_valid_after(now + _VALIDITY)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=ca,
+                crl_sign=ca,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+    )
+
+
 @dataclass(frozen=True)
 class CertPair:
     """A PEM certificate and its private key on disk."""
@@ -80,38 +110,13 @@ class CertificateAuthority:
         """Make a new self-signed CA and write ca.crt / ca.key into ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
         key = _new_key()
-        now = _dt.datetime.now(_dt.timezone.utc)
         subject = _name(common_name)
         cert = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - _dt.timedelta(minutes=5))
-            .not_valid_after(now + _VALIDITY)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
+            _builder(subject, subject, key.public_key(), ca=True)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .sign(key, hashes.SHA256())
         )
-        pair = CertPair(directory / "ca.crt", directory / "ca.key")
-        _write_cert(cert, pair.cert)
-        _write_key(key, pair.key)
-        return cls(cert, key, pair)
+        return cls(cert, key, _save(cert, key, directory, "ca"))
 
     @classmethod
     def load(cls, pair: CertPair) -> CertificateAuthority:
@@ -138,35 +143,13 @@ class CertificateAuthority:
             raise ValueError("a certificate must be for a server, a client or both")
         directory.mkdir(parents=True, exist_ok=True)
         key = _new_key()
-        now = _dt.datetime.now(_dt.timezone.utc)
         usages = []
         if server:
             usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
         if client:
             usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
         builder = (
-            x509.CertificateBuilder()
-            .subject_name(_name(common_name, organizations))
-            .issuer_name(self._cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - _dt.timedelta(minutes=5))
-            .not_valid_after(now + _VALIDITY)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=False,
-                    crl_sign=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
+            _builder(_name(common_name, organizations), self._cert.subject, key.public_key(), ca=False)
             .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
@@ -178,11 +161,15 @@ class CertificateAuthority:
                 x509.SubjectAlternativeName([_san(h) for h in hosts]), critical=False
             )
         cert = builder.sign(self._key, hashes.SHA256())
-        pair = CertPair(directory / f"{basename}.crt", directory / f"{basename}.key")
-        _write_cert(cert, pair.cert)
-        _write_key(key, pair.key)
-        return pair
+        return _save(cert, key, directory, basename)
 
+
+def _save(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey, directory: Path, basename: str) -> CertPair:
+    """Write ``<basename>.crt`` and ``<basename>.key`` (the key readable by the owner only)."""
+    pair = CertPair(directory / f"{basename}.crt", directory / f"{basename}.key")
+    _write_cert(cert, pair.cert)
+    _write_key(key, pair.key)
+    return pair
 
 def _san(host: str) -> x509.GeneralName:
     try:
