@@ -156,6 +156,38 @@ def _create(client: KubeClient, obj: dict, namespace: str) -> None:
         raise UserError(f"{kind.lower()} {name!r} already exists in namespace {namespace!r}; pick another --name")
 
 
+def _load_one(file: Path, kind: str) -> dict:
+    """The one object of ``kind`` in a manifest, as a body to create (validated, no status)."""
+    from nvcre.api.load import load_file
+
+    objects = [o for o in load_file(file) if getattr(o, "kind", None) == kind]
+    if len(objects) != 1:
+        raise UserError(f"{file}: expected exactly one {kind}, found {len(objects)}")
+    body = objects[0].model_dump(by_alias=True, exclude_none=True, mode="json")
+    body.pop("status", None)
+    return body
+
+
+def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: str,
+            kubeconfig: str | None, context: str | None) -> KubeClient:
+    """Create the run namespace, let the controller into it, create the run object, and
+    say where to watch it; the client is returned for the wait."""
+    kind, name = obj["kind"].lower(), obj["metadata"]["name"]
+    with cluster_errors():
+        client = connect(kubeconfig, context)
+        created = _ensure_namespace(client, namespace, name)
+        print(f"namespace/{namespace} {'created' if created else 'exists'}")
+        note = _grant_run_access(client, namespace, release, controller_namespace)
+        if note:
+            print(note, file=sys.stderr)
+        _create(client, obj, namespace)
+    print(f"{kind}.nvcre.nvidia.com/{name} created in namespace {namespace}")
+    print(f"  watch:  kubectl get {kind}s -n {namespace} -w")
+    print(f"  report: nvcrectl {kind} report {name} -n {namespace}")
+    sys.stdout.flush()
+    return client
+
+
 def _progress_lines(report: Report, elapsed: float) -> list[str]:
     lines = []
     for c in report.categories:
@@ -284,15 +316,9 @@ def certification_run(
     check_output_format(output)
     _check_files_need_wait(wait, files)
     if cert_file is not None:
-        from nvcre.api.load import load_file
-
         if test_scale:
             raise UserError("--test-scale goes with --category; in a --cert-file set spec.testScale instead")
-        objects = [o for o in load_file(cert_file) if getattr(o, "kind", None) == "Certification"]
-        if len(objects) != 1:
-            raise UserError(f"{cert_file}: expected exactly one Certification, found {len(objects)}")
-        cert = objects[0].model_dump(by_alias=True, exclude_none=True, mode="json")
-        cert.pop("status", None)
+        cert = _load_one(cert_file, "Certification")
     else:
         pairs = parse_categories(category)
         spec: dict = {
@@ -315,18 +341,8 @@ def certification_run(
     cert["metadata"]["namespace"] = ns
     cert["metadata"].setdefault("labels", {})[MANAGED_BY] = "nvcrectl"
 
-    with cluster_errors():
-        client = connect(kubeconfig, context)
-        created = _ensure_namespace(client, ns, cname)
-        print(f"namespace/{ns} {'created' if created else 'exists'}")
-        note = _grant_run_access(client, ns, release, controller_namespace)
-        if note:
-            print(note, file=sys.stderr)
-        _create(client, cert, ns)
-    print(f"certification.nvcre.nvidia.com/{cname} created in namespace {ns}")
-    print(f"  watch:  kubectl get certifications -n {ns} -w")
-    print(f"  report: nvcrectl certification report {cname} -n {ns}")
-    sys.stdout.flush()
+    client = _submit(cert, ns, release=release, controller_namespace=controller_namespace,
+                     kubeconfig=kubeconfig, context=context)
     _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files)
 
 
@@ -348,16 +364,11 @@ def workloadrun_run(
 ) -> None:
     """Create a WorkloadRun (an ad-hoc workload without the catalog); with --wait, watch it and print its report."""
     from nvcre.api.common import parse_duration
-    from nvcre.api.load import load_file
 
     files = (results_file, junit_file, html_file)
     check_output_format(output)
     _check_files_need_wait(wait, files)
-    objects = [o for o in load_file(file) if getattr(o, "kind", None) == "WorkloadRun"]
-    if len(objects) != 1:
-        raise UserError(f"{file}: expected exactly one WorkloadRun, found {len(objects)}")
-    run = objects[0].model_dump(by_alias=True, exclude_none=True, mode="json")
-    run.pop("status", None)
+    run = _load_one(file, "WorkloadRun")
     if name:
         run["metadata"]["name"] = name
     if not run["metadata"].get("name"):
@@ -367,20 +378,9 @@ def workloadrun_run(
     wait_seconds = (parse_timeout(timeout) if timeout else max(MIN_DERIVED_TIMEOUT, budget * TIMEOUT_FACTOR)) if wait else 0.0
     ns = namespace or run["metadata"].get("namespace") or run_name()
     run["metadata"]["namespace"] = ns
-    with cluster_errors():
-        client = connect(kubeconfig, context)
-        created = _ensure_namespace(client, ns, run["metadata"]["name"])
-        print(f"namespace/{ns} {'created' if created else 'exists'}")
-        note = _grant_run_access(client, ns, release, controller_namespace)
-        if note:
-            print(note, file=sys.stderr)
-        _create(client, run, ns)
-    rname = run["metadata"]["name"]
-    print(f"workloadrun.nvcre.nvidia.com/{rname} created in namespace {ns}")
-    print(f"  watch:  kubectl get workloadruns -n {ns} -w")
-    print(f"  report: nvcrectl workloadrun report {rname} -n {ns}")
-    sys.stdout.flush()
-    _finish(client, "WorkloadRun", rname, ns, wait, wait_seconds, output, files)
+    client = _submit(run, ns, release=release, controller_namespace=controller_namespace,
+                     kubeconfig=kubeconfig, context=context)
+    _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files)
 
 
 @certification_app.command("cleanup")
