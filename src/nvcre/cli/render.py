@@ -81,6 +81,26 @@ def _check_adapter(adapter: str) -> None:
         raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
 
 
+def _objects_of_kind(file: str, kind: str, other_kind: str) -> list:
+    """The manifest's objects of ``kind``; none is an error that points at the other render."""
+    found = [o for o in load_file(file) if o.kind == kind]
+    if not found:
+        raise UserError(f"{file}: no {kind} in the file (use 'nvcrectl {other_kind.lower()} render' for {other_kind}s)")
+    return found
+
+
+def _render_groups(resolved: ResolvedCategory, base: str, groups: list[tuple[str, list[str]]], *, namespace: str,
+                   adapter: str, target) -> list[dict]:
+    """The workload objects of every group, named as the controller names its Jobs
+    (``<base>-job`` for a single group, else ``<base>-<group>``)."""
+    objects: list[dict] = []
+    for group, members in groups:
+        job = f"{base}-job" if len(groups) == 1 else f"{base}-{group}"
+        objects += render_workload(resolved, name=job, namespace=namespace, nodes=members, adapter=adapter,
+                                   target=target, job=job, group=group)
+    return objects
+
+
 def _warn(resolved: ResolvedCategory) -> None:
     for warning in resolved.warnings:
         print(f"warning: {resolved.key}: {warning}", file=sys.stderr)
@@ -98,9 +118,7 @@ def render_certification(
 ) -> None:
     """Print the workload objects a Certification would create, for every category."""
     _check_adapter(adapter)
-    certs = [o for o in load_file(file) if o.kind == "Certification"]
-    if not certs:
-        raise UserError(f"{file}: no Certification in the file (use 'nvcrectl workloadrun render' for WorkloadRuns)")
+    certs = _objects_of_kind(file, "Certification", "WorkloadRun")
     objects: list[dict] = []
     comments: list[str] = []
     for cert in certs:
@@ -117,11 +135,8 @@ def render_certification(
                 f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
                 f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
             )
-            workflow = f"{cert.name}-{resolved.variant}"
-            for group, members in groups:
-                job = f"{workflow}-job" if len(groups) == 1 else f"{workflow}-{group}"
-                objects += render_workload(resolved, name=job, namespace=ns, nodes=members, adapter=adapter,
-                                           target=spec.target, job=job, group=group)
+            objects += _render_groups(resolved, f"{cert.name}-{resolved.variant}", groups, namespace=ns,
+                                      adapter=adapter, target=spec.target)
     _emit(objects, comments, output)
 
 
@@ -137,9 +152,7 @@ def render_workloadrun(
 ) -> None:
     """Print the workload objects a WorkloadRun would create."""
     _check_adapter(adapter)
-    runs = [o for o in load_file(file) if o.kind == "WorkloadRun"]
-    if not runs:
-        raise UserError(f"{file}: no WorkloadRun in the file (use 'nvcrectl certification render' for Certifications)")
+    runs = _objects_of_kind(file, "WorkloadRun", "Certification")
     objects: list[dict] = []
     comments: list[str] = []
     for run in runs:
@@ -152,8 +165,5 @@ def render_workloadrun(
         comments.append(f"WorkloadRun {run.name} on {plat}/{arch}: {len(groups)} job(s), "
                         f"overrides: {', '.join(resolved.applied_overrides) or 'none'}")
         ns = namespace or run.metadata.namespace or "default"
-        for group, members in groups:
-            job = f"{run.name}-job" if len(groups) == 1 else f"{run.name}-{group}"
-            objects += render_workload(resolved, name=job, namespace=ns, nodes=members, adapter=adapter,
-                                       target=spec.target, job=job, group=group)
+        objects += _render_groups(resolved, run.name, groups, namespace=ns, adapter=adapter, target=spec.target)
     _emit(objects, comments, output)
