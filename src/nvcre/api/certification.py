@@ -26,7 +26,7 @@ from nvcre.api.common import (
     cel,
 )
 from nvcre.api.gang import GangSchedulerSpec
-from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+from nvcre.api.kinds import AGE, RUN_PHASE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.options import MAX_ENV, MAX_WORKLOAD_LABELS, CategoryOptions, TestScale, merge_options
 
 Domain = Literal["communication", "diagnostics", "training"]
@@ -225,7 +225,7 @@ class Certification(KubeObject):
         singular="certification",
         short_names=("cert", "certs"),
         columns=(
-            PrinterColumn("Phase", ".status.phase", description="Pending, InProgress, Succeeded or Failed"),
+            RUN_PHASE,
             PrinterColumn("Result", ".status.summary.result", description="PASSED, FAILED, INCOMPLETE or RUNNING"),
             PrinterColumn("Passed", ".status.summary.categoriesPassed", description="Categories passed, N/M"),
             PrinterColumn("Failed-Nodes", ".status.summary.failedNodeCount", "integer"),

@@ -30,7 +30,7 @@ from nvcre.api.common import (
     Transport,
     cel,
 )
-from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+from nvcre.api.kinds import AGE, FAILED_NODES, RUN_PHASE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.measurement import BandwidthMeasurementConfig, GoodputMeasurementConfig
 from nvcre.api.options import Thresholds, WorkloadMetadata, check_thresholds
 
@@ -195,9 +195,9 @@ class Job(KubeObject):
         singular="job",
         short_names=("nvjob",),
         columns=(
-            PrinterColumn("Phase", ".status.phase", description="Pending, InProgress, Succeeded or Failed"),
+            RUN_PHASE,
             PrinterColumn("BusBW-GBps", ".status.measurements.busBandwidthGBps", "number"),
-            PrinterColumn("Failed-Nodes", ".status.failedNodeCount", "integer"),
+            FAILED_NODES,
             PrinterColumn("Workload", ".status.workloadRef.name", priority=1),
             AGE,
         ),

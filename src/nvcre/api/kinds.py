@@ -35,6 +35,10 @@ class PrinterColumn:
 
 
 AGE = PrinterColumn("Age", ".metadata.creationTimestamp", "date")
+#: The phase column of the four kinds that run something (Certification, Workflow, Job, WorkloadRun).
+RUN_PHASE = PrinterColumn("Phase", ".status.phase", description="Pending, InProgress, Succeeded or Failed")
+#: Nodes a Workflow, Job or WorkloadRun found faulty.
+FAILED_NODES = PrinterColumn("Failed-Nodes", ".status.failedNodeCount", "integer")
 
 
 @dataclass(frozen=True)

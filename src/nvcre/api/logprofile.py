@@ -15,19 +15,6 @@ from pydantic import Field, StringConstraints, model_validator
 from nvcre.api.common import ApiModel, FieldProblem
 from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
 
-PATTERN_NAMES = (
-    "trainingStep",
-    "checkpointSave",
-    "checkpointDone",
-    "checkpointRestore",
-    "checkpointLoaded",
-    "applicationStart",
-    "warmupStep",
-    "bandwidthResult",
-    "networkTransport",
-)
-
-
 class TimestampFormat(ApiModel):
     """How ``(?P<timestamp>...)`` captures are read."""
 

@@ -34,7 +34,7 @@ from nvcre.api.common import (
 )
 from nvcre.api.gang import GangSchedulerSpec
 from nvcre.api.job import JobSpec
-from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+from nvcre.api.kinds import AGE, FAILED_NODES, RUN_PHASE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.options import Placement, TestScale, Thresholds, check_thresholds
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -427,10 +427,10 @@ class Workflow(KubeObject):
         singular="workflow",
         short_names=("wf", "nvwf"),
         columns=(
-            PrinterColumn("Phase", ".status.phase", description="Pending, InProgress, Succeeded or Failed"),
+            RUN_PHASE,
             PrinterColumn("Scale", ".status.orchestration.testScale"),
             PrinterColumn("Groups", ".status.summary.groups", description="Groups done/total"),
-            PrinterColumn("Failed-Nodes", ".status.failedNodeCount", "integer"),
+            FAILED_NODES,
             PrinterColumn("Iteration", ".status.summary.iteration", priority=1),
             PrinterColumn("Platform", ".status.orchestration.detectedPlatform", priority=1),
             PrinterColumn("GPU", ".status.orchestration.detectedGPUArchitecture", priority=1),

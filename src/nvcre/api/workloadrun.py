@@ -29,7 +29,7 @@ from nvcre.api.common import (
     cel,
 )
 from nvcre.api.gang import GangSchedulerSpec
-from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+from nvcre.api.kinds import AGE, FAILED_NODES, RUN_PHASE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.measurement import BandwidthMeasurementConfig, GoodputMeasurementConfig
 from nvcre.api.options import (
     ENV_NAME_PATTERN,
@@ -328,9 +328,9 @@ class WorkloadRun(KubeObject):
         singular="workloadrun",
         short_names=("wr", "wlr"),
         columns=(
-            PrinterColumn("Phase", ".status.phase", description="Pending, InProgress, Succeeded or Failed"),
+            RUN_PHASE,
             PrinterColumn("Nodes", ".spec.numNodes", "integer"),
-            PrinterColumn("Failed-Nodes", ".status.failedNodeCount", "integer"),
+            FAILED_NODES,
             PrinterColumn("Platform", ".status.detectedPlatform", priority=1),
             PrinterColumn("GPU", ".status.detectedGPUArchitecture", priority=1),
             AGE,
