@@ -16,7 +16,8 @@ from nvcre.catalog.data import Block, Entry
 from nvcre.catalog.template import CatalogError
 
 
-def _string_match(spec: Any, value: str) -> bool:
+def _value_match(spec: Any, value: Any) -> bool:
+    """A ``when`` part for one value: absent, a plain string, or equals / in / notIn."""
     if spec is None:
         return True
     if isinstance(spec, str):
@@ -32,9 +33,9 @@ def _string_match(spec: Any, value: str) -> bool:
 
 def block_matches(when: Mapping[str, Any], ctx: Mapping[str, Any]) -> bool:
     """Whether a block's ``when`` holds for this resolution (all present parts AND)."""
-    if not _string_match(when.get("gpuArchitecture"), ctx["gpuArchitecture"]):
+    if not _value_match(when.get("gpuArchitecture"), ctx["gpuArchitecture"]):
         return False
-    if not _string_match(when.get("platform"), ctx["platform"]):
+    if not _value_match(when.get("platform"), ctx["platform"]):
         return False
     tags = when.get("tags")
     if tags is not None:
@@ -48,16 +49,7 @@ def block_matches(when: Mapping[str, Any], ctx: Mapping[str, Any]) -> bool:
         return False
     if "mnnvl" in when and bool(when["mnnvl"]) != ctx["mnnvl"]:
         return False
-    gpus = when.get("gpusPerNode")
-    if gpus is not None:
-        value = ctx["gpusPerNode"]
-        if "equals" in gpus and value != gpus["equals"]:
-            return False
-        if "in" in gpus and value not in gpus["in"]:
-            return False
-        if "notIn" in gpus and value in gpus["notIn"]:
-            return False
-    return True
+    return _value_match(when.get("gpusPerNode"), ctx["gpusPerNode"])
 
 
 class WorkloadDraft:
