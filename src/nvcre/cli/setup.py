@@ -28,7 +28,8 @@ from nvcre.cli.apps import setup_app
 from nvcre.cli.rbac import release_fullname
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
 from nvcre.errors import UserError
-from nvcre.kube.client import ApiError, KubeClient
+from nvcre.kube.client import KubeClient
+from nvcre.report.collect import list_if_allowed
 
 INIT_PHASES = ("deps", "helm")
 RESET_PHASES = ("cr", "helm", "deps")
@@ -41,6 +42,7 @@ DCGM_SERVICE = ("gpu-operator", "nvidia-dcgm")
 NamespaceOpt = typer.Option("nvcre", "--namespace", "-n", help="Namespace nvcre is installed in.")
 ReleaseOpt = typer.Option("nvcre", "--release", help="Helm release name.")
 HelmOpt = typer.Option(None, "--helm", help="helm binary (default: $NVCRE_HELM, helm on PATH, or the test bed's).")
+AutoApproveOpt = typer.Option(False, "--auto-approve", "-y", help="Do not ask for confirmation.")
 
 
 # ---------------------------------------------------------------- pure checks
@@ -210,7 +212,7 @@ def init(
     chart: Optional[Path] = typer.Option(None, "--chart", help="Chart directory or archive (default: this checkout's charts/nvcre)."),
     namespace: str = NamespaceOpt,
     release: str = ReleaseOpt,
-    auto_approve: bool = typer.Option(False, "--auto-approve", "-y", help="Do not ask for confirmation."),
+    auto_approve: bool = AutoApproveOpt,
     helm_bin: Optional[str] = HelmOpt,
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,
@@ -388,7 +390,7 @@ def status(
             n for n in ours if any(x.get("type") == "Established" and x.get("status") == "True" for x in crds[n].get("status", {}).get("conditions", []))
         ]
         _check(rows, len(established) >= 7, "CRDs", f"{len(established)} of 7 nvcre kinds established" + (f" ({', '.join(n.split('.')[0] for n in ours)})" if ours else ""))
-        helm_secrets = _list_or_empty(client, "v1", "Secret", namespace, label_selector=f"owner=helm,name={release}")
+        helm_secrets = list_if_allowed(client, "v1", "Secret", namespace, label_selector=f"owner=helm,name={release}")
         latest = max(helm_secrets, key=lambda s: int(s["metadata"]["labels"].get("version", "0")), default=None)
         rel_status = latest["metadata"]["labels"].get("status") if latest else None
         _check(rows, rel_status == "deployed", "Helm release", f"{release} in {namespace}: {rel_status or 'not installed'}" + (f", revision {latest['metadata']['labels'].get('version')}" if latest else ""))
@@ -404,7 +406,7 @@ def status(
                 _check(rows, ready >= want, "Controller", f"Deployment {full}-controller: {ready}/{want} ready")
         roles = [r for r in (f"{full}-manager-role", f"{full}-run-role") if client.get("rbac.authorization.k8s.io/v1", "ClusterRole", r)]
         _check(rows, len(roles) == 2, "RBAC", f"ClusterRoles present: {', '.join(roles) or 'none'}")
-        profiles = sorted(p["metadata"]["name"] for p in _list_or_empty(client, "nvcre.nvidia.com/v1alpha1", "LogProfile")) if "logprofiles.nvcre.nvidia.com" in crds else []
+        profiles = sorted(p["metadata"]["name"] for p in list_if_allowed(client, "nvcre.nvidia.com/v1alpha1", "LogProfile")) if "logprofiles.nvcre.nvidia.com" in crds else []
         _check(rows, bool(profiles), "LogProfiles", ", ".join(profiles) or "none installed")
         nodes = client.list("v1", "Node")
         gpu = [n for n in nodes if (n["metadata"].get("labels") or {}).get("nvidia.com/gpu.present") == "true"]
@@ -423,15 +425,6 @@ def status(
         raise typer.Exit(1)
 
 
-def _list_or_empty(client: KubeClient, api_version: str, kind: str, namespace: str | None = None, **kw) -> list[dict]:
-    try:
-        return client.list(api_version, kind, namespace, **kw)
-    except ApiError as err:
-        if err.forbidden:
-            return []
-        raise
-
-
 # ---------------------------------------------------------------- reset
 
 
@@ -440,7 +433,7 @@ def reset(
     skip_phases: list[str] = typer.Option([], "--skip-phases", help="Phases to skip: cr, helm, deps."),
     namespace: str = NamespaceOpt,
     release: str = ReleaseOpt,
-    auto_approve: bool = typer.Option(False, "--auto-approve", "-y", help="Do not ask for confirmation."),
+    auto_approve: bool = AutoApproveOpt,
     helm_bin: Optional[str] = HelmOpt,
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,

@@ -38,7 +38,8 @@ class RunNotFound(UserError):
     """The named run is not in that namespace; the message says where runs of that kind are."""
 
 
-def _best_effort(reader: Reader, api_version: str, kind: str, namespace: str | None = None, **kw) -> list[dict]:
+def list_if_allowed(reader: Reader, api_version: str, kind: str, namespace: str | None = None, **kw) -> list[dict]:
+    """``reader.list``, but an empty list where the caller's RBAC forbids the read."""
     try:
         return reader.list(api_version, kind, namespace, **kw)
     except ApiError as err:
@@ -49,7 +50,7 @@ def _best_effort(reader: Reader, api_version: str, kind: str, namespace: str | N
 
 def where_they_are(reader: Reader, kind: str) -> list[tuple[str, str]]:
     """(namespace, name) of every object of one nvcre kind the caller may list."""
-    items = _best_effort(reader, API_GROUP_VERSION, kind)
+    items = list_if_allowed(reader, API_GROUP_VERSION, kind)
     return sorted(((i["metadata"].get("namespace") or "", i["metadata"]["name"]) for i in items))
 
 
@@ -77,7 +78,7 @@ def collect(reader: Reader, kind: str, name: str, namespace: str, *, with_nodes:
         raise RunNotFound(not_found_message(reader, kind, name, namespace))
     root.setdefault("kind", kind)
     label = LABEL_CERTIFICATION if kind == "Certification" else LABEL_WORKLOAD_RUN
-    workflows = _best_effort(reader, API_GROUP_VERSION, "Workflow", namespace, label_selector=f"{label}={name}")
+    workflows = list_if_allowed(reader, API_GROUP_VERSION, "Workflow", namespace, label_selector=f"{label}={name}")
     if not workflows:
         # a Workflow made by hand or by an older controller: find it by owner or reference
         uid = root["metadata"].get("uid")
@@ -87,12 +88,12 @@ def collect(reader: Reader, kind: str, name: str, namespace: str, *, with_nodes:
         } | {((root.get("status") or {}).get("workflowRef") or {}).get("name")}
         workflows = [
             w
-            for w in _best_effort(reader, API_GROUP_VERSION, "Workflow", namespace)
+            for w in list_if_allowed(reader, API_GROUP_VERSION, "Workflow", namespace)
             if w["metadata"]["name"] in refs
             or any(o.get("uid") == uid for o in w["metadata"].get("ownerReferences") or [])
         ]
-    jobs = _best_effort(reader, API_GROUP_VERSION, "Job", namespace) if workflows else []
-    bms = _best_effort(reader, API_GROUP_VERSION, "BandwidthMeasurement", namespace) if jobs else []
-    gms = _best_effort(reader, API_GROUP_VERSION, "GoodputMeasurement", namespace) if jobs else []
-    nodes = _best_effort(reader, "v1", "Node") if with_nodes else []
+    jobs = list_if_allowed(reader, API_GROUP_VERSION, "Job", namespace) if workflows else []
+    bms = list_if_allowed(reader, API_GROUP_VERSION, "BandwidthMeasurement", namespace) if jobs else []
+    gms = list_if_allowed(reader, API_GROUP_VERSION, "GoodputMeasurement", namespace) if jobs else []
+    nodes = list_if_allowed(reader, "v1", "Node") if with_nodes else []
     return RunObjects(root=root, workflows=workflows, jobs=jobs, bandwidth_measurements=bms, goodput_measurements=gms, nodes=nodes)
