@@ -83,18 +83,7 @@ def attach_bandwidth(
         alg, bus = to_float(alg_raw), to_float(bus_raw)
         if alg is None or bus is None:
             continue
-        rows.append(
-            BandwidthRow(
-                size=human_size(size),
-                size_bytes=size,
-                alg_bw=gbps_text(alg_raw) or "",
-                bus_bw=gbps_text(bus_raw) or "",
-                alg_bw_gbps=alg,
-                bus_bw_gbps=bus,
-                samples=int(r.get("samples") or 0),
-                provisional=provisional,
-            )
-        )
+        rows.append(_row(size, alg_raw, bus_raw, alg, bus, int(r.get("samples") or 0), provisional))
     rows.sort(key=lambda r: r.size_bytes)
     group.bandwidth = rows
     group.transport = transport
@@ -105,6 +94,21 @@ def attach_bandwidth(
         if bus_min is not None and peak.bus_bw_gbps < bus_min:
             group.below_min = True
             peak.low = True
+
+
+def _row(size: int, alg_shown, bus_shown, alg: float, bus: float, samples: int, provisional: bool) -> BandwidthRow:
+    """One table row: ``*_shown`` (a measured text or a number) become the GB/s texts,
+    ``alg`` / ``bus`` the numbers that plots and LOW flags use."""
+    return BandwidthRow(
+        size=human_size(size),
+        size_bytes=size,
+        alg_bw=gbps_text(alg_shown) or "",
+        bus_bw=gbps_text(bus_shown) or "",
+        alg_bw_gbps=alg,
+        bus_bw_gbps=bus,
+        samples=samples,
+        provisional=provisional,
+    )
 
 
 def bandwidth_source(job: dict | None, bms: list[dict]) -> tuple[list[dict], list[str], bool] | None:
@@ -146,18 +150,8 @@ def aggregate_bandwidth(groups: list[GroupResult], bus_min: float | None) -> lis
         total = sum(weights)
         alg = sum(r.alg_bw_gbps * w for r, w in zip(items, weights)) / total
         bus = sum(r.bus_bw_gbps * w for r, w in zip(items, weights)) / total
-        rows.append(
-            BandwidthRow(
-                size=human_size(size),
-                size_bytes=size,
-                alg_bw=gbps_text(alg) or "",
-                bus_bw=gbps_text(bus) or "",
-                alg_bw_gbps=round(alg, 2),
-                bus_bw_gbps=round(bus, 2),
-                samples=sum(r.samples for r in items),
-                provisional=any(r.provisional for r in items),
-            )
-        )
+        rows.append(_row(size, alg, bus, round(alg, 2), round(bus, 2), sum(r.samples for r in items),
+                         any(r.provisional for r in items)))
     if bus_min is not None and rows:
         peak = max(rows, key=lambda r: r.bus_bw_gbps)
         peak.low = peak.bus_bw_gbps < bus_min
