@@ -8,6 +8,7 @@ Tests compare what nvcre concludes with :meth:`FaultModel.ground_truth`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -192,6 +193,12 @@ def parse_fault_flag(text: str) -> Fault:
     return scenario.faults[0]
 
 
+
+def _strongest(faults: Iterable[Any]) -> float:
+    """The lowest speed factor among the matching faults (1.0 when none slows it)."""
+    return min([1.0, *(fault.factor for fault in faults)])
+
+
 class FaultModel:
     """Questions the fabric model and emulators ask about the faults."""
 
@@ -225,38 +232,22 @@ class FaultModel:
 
     # --- per-node questions -------------------------------------------------------
     def nic_factor(self, node: str) -> float:
-        factor = 1.0
-        for fault in self._of(DegradedNic):
-            if fault.node == node:
-                factor = min(factor, fault.factor)
-        return factor
+        return _strongest(fault for fault in self._of(DegradedNic) if fault.node == node)
 
     def gpu_factor(self, node: str) -> float:
-        factor = 1.0
-        for fault in self._of(SlowGpu):
-            if fault.node == node:
-                factor = min(factor, fault.factor)
-        return factor
+        return _strongest(fault for fault in self._of(SlowGpu) if fault.node == node)
 
     def slow_gpus(self, node: str) -> dict[int, float]:
         return {f.gpu: f.factor for f in self._of(SlowGpu) if f.node == node}
 
     def link_factor(self, a: str, b: str) -> float:
-        factor = 1.0
-        for fault in self._of(BadLink):
-            if {a, b} == set(fault.nodes):
-                factor = min(factor, fault.factor)
-        return factor
+        return _strongest(fault for fault in self._of(BadLink) if {a, b} == set(fault.nodes))
 
     def bad_links(self) -> list[BadLink]:
         return self._of(BadLink)
 
     def rack_factor(self, rack: str) -> float:
-        factor = 1.0
-        for fault in self._of(DegradedRack):
-            if fault.rack == rack:
-                factor = min(factor, fault.factor)
-        return factor
+        return _strongest(fault for fault in self._of(DegradedRack) if fault.rack == rack)
 
     def flaky_probability(self, node: str) -> float:
         survive = 1.0
