@@ -12,11 +12,12 @@ times come out of one or more runs of a job is ``goodput_from_runs``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from nvcre.measure.logprofile import FLOAT_CAPTURES, INT_CAPTURES, LogProfile, load_log_profile
+from nvcre.measure.logprofile import FLOAT_CAPTURES, INT_CAPTURES, EventPattern, LogProfile, load_log_profile
 from nvcre.measure.logtext import format_timestamp, parse_timestamp, split_k8s_prefix
 
 
@@ -250,56 +251,51 @@ class _Parser:
                 return parsed
         return stamp
 
+    def _search(self, name: str, line: str) -> tuple[EventPattern | None, re.Match | None]:
+        """(the profile's pattern for ``name``, its match in ``line``); no match when the
+        profile has no such pattern."""
+        pattern = self.p[name]
+        return pattern, (pattern.regex.search(line) if pattern is not None else None)
+
     def feed(self, line: str) -> None:
         stamp_text, _content = split_k8s_prefix(line)
         stamp = parse_timestamp(stamp_text) if stamp_text else None
         metrics = self.metrics
         if stamp is not None:
             metrics.last_log_timestamp = stamp
-        p = self.p
-        if p["applicationStart"] is not None and metrics.application_start_time is None:
-            match = p["applicationStart"].regex.search(line)
+        if metrics.application_start_time is None:
+            _, match = self._search("applicationStart", line)
             if match:
                 metrics.application_start_time = self._time(_captures(match), stamp)
                 self.reset_warmup_base = True
                 # no return: a broad start pattern may also match a checkpoint line
-        pattern = p["trainingStep"]
-        if pattern is not None:
-            match = pattern.regex.search(line)
-            if match:
-                self._step(pattern, match, line, stamp)
-                return
-        pattern = p["checkpointDone"]
-        if pattern is not None:
-            match = pattern.regex.search(line)
-            if match:
-                self._done(pattern, match, stamp)
-                return
-        pattern = p["checkpointSave"]
-        if pattern is not None:
-            match = pattern.regex.search(line)
-            if match:
-                self._save(pattern, match, stamp)
-                return
-        pattern = p["checkpointRestore"]
-        if pattern is not None:
-            match = pattern.regex.search(line)
-            if match:
-                if metrics.restore is None:
-                    captures = _captures(match)
-                    metrics.restore = Restore(captures.get("path"), self._time(captures, stamp), captures.get("step"))
-                    self.reset_warmup_base = True
-                return
-        pattern = p["checkpointLoaded"]
-        if pattern is not None:
-            match = pattern.regex.search(line)
-            if match:
+        pattern, match = self._search("trainingStep", line)
+        if match:
+            self._step(pattern, match, line, stamp)
+            return
+        pattern, match = self._search("checkpointDone", line)
+        if match:
+            self._done(pattern, match, stamp)
+            return
+        pattern, match = self._search("checkpointSave", line)
+        if match:
+            self._save(pattern, match, stamp)
+            return
+        _, match = self._search("checkpointRestore", line)
+        if match:
+            if metrics.restore is None:
                 captures = _captures(match)
-                if metrics.restore is None:
-                    metrics.restore = Restore(captures.get("path"), self._time(captures, stamp), captures.get("step"))
-                else:
-                    metrics.restore.step = captures.get("step", metrics.restore.step)
-                    metrics.restore.path = captures.get("path") or metrics.restore.path
+                metrics.restore = Restore(captures.get("path"), self._time(captures, stamp), captures.get("step"))
+                self.reset_warmup_base = True
+            return
+        _, match = self._search("checkpointLoaded", line)
+        if match:
+            captures = _captures(match)
+            if metrics.restore is None:
+                metrics.restore = Restore(captures.get("path"), self._time(captures, stamp), captures.get("step"))
+            else:
+                metrics.restore.step = captures.get("step", metrics.restore.step)
+                metrics.restore.path = captures.get("path") or metrics.restore.path
 
     def _step(self, pattern, match, line: str, stamp: datetime | None) -> None:
         captures = _captures(match)
