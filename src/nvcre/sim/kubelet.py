@@ -83,6 +83,11 @@ class KubeletConfig:
     def read(cls, path: Path) -> KubeletConfig:
         return cls(**json.loads(path.read_text()))
 
+    def fleet_spec(self, kubelet_port: int) -> FleetSpec:
+        """The fleet's shape; the kubelet and a test's rebuilt model read it the same way."""
+        return FleetSpec(nodes=self.nodes, platform=self.platform, gpu=self.gpu, racks=self.racks, dra=self.dra,
+                         name_prefix=self.name_prefix, fleet_name=self.fleet_name, kubelet_port=kubelet_port)
+
     def scenario_model(self) -> Scenario:
         return parse_scenario(self.scenario or {}, source="scenario")
 
@@ -129,12 +134,7 @@ class Kubelet:
         state_dir.mkdir(parents=True, exist_ok=True)
         self.api = ApiClient(load_kubeconfig(self.config.kubeconfig))
         await self._serve()
-        spec = FleetSpec(
-            nodes=self.config.nodes, platform=self.config.platform, gpu=self.config.gpu, racks=self.config.racks,
-            dra=self.config.dra, name_prefix=self.config.name_prefix, fleet_name=self.config.fleet_name,
-            kubelet_port=self.port,
-        )
-        self.fleet = build_fleet(spec, self.faults)
+        self.fleet = build_fleet(self.config.fleet_spec(self.port), self.faults)
         self.facts = self.fleet.facts
         version = await self.api.get("/version", ok_missing=True)
         if version and version.get("gitVersion"):

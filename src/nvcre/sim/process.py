@@ -21,7 +21,7 @@ from typing import Any
 
 from nvcre.errors import UserError
 from nvcre.sim.fabric import FabricModel, Member
-from nvcre.sim.fleet import Fleet, FleetSpec, build_fleet
+from nvcre.sim.fleet import Fleet, build_fleet
 from nvcre.sim.kubelet import KubeletConfig, delete_fleet
 
 CONFIG_FILE = "kubelet-config.json"
@@ -61,10 +61,7 @@ class FleetHandle:
 
     def model(self) -> Fleet:
         """The fleet's nodes and facts, rebuilt from the same spec and faults (pure)."""
-        c = self.config
-        spec = FleetSpec(nodes=c.nodes, platform=c.platform, gpu=c.gpu, racks=c.racks, dra=c.dra,
-                         name_prefix=c.name_prefix, fleet_name=c.fleet_name, kubelet_port=self.port)
-        return build_fleet(spec, c.fault_model())
+        return build_fleet(self.config.fleet_spec(self.port), self.config.fault_model())
 
     def fabric(self) -> FabricModel:
         """The fabric model the kubelet uses, to compute expected bandwidths in tests."""
