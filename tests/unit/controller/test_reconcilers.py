@@ -1,0 +1,156 @@
+"""Reconcilers against an in-memory API: level-triggered and idempotent.
+
+The same state in gives the same writes out: reconciling again creates nothing new,
+and a pass that finds its children already there adopts them.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import pytest
+
+from nvcre.controller import conditions as c
+from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.context import Context, Settings
+from nvcre.controller.workflow import reconcile_workflow
+from nvcre.sim.fleet import FleetSpec, build_fleet
+
+API = "nvcre.nvidia.com/v1alpha1"
+
+
+class FakeKube:
+    """Just enough of KubeClient: objects by (kind, namespace, name), UIDs, resourceVersions."""
+
+    def __init__(self, nodes: list[dict]) -> None:
+        self.objects: dict[tuple[str, str, str], dict] = {}
+        self.creates: list[tuple[str, str]] = []
+        self.events: list[tuple[str, str]] = []
+        self._uid = itertools.count(1)
+        for node in nodes:
+            self.add(dict(node, apiVersion="v1", kind="Node"))
+        self.requests = {}
+
+    def _key(self, api_version, kind, name, namespace):
+        return (f"{api_version}/{kind}", namespace or "", name)
+
+    def add(self, obj: dict) -> dict:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("uid", f"uid-{next(self._uid)}")
+        meta["resourceVersion"] = "1"
+        meta.setdefault("creationTimestamp", "2026-11-30T00:00:00Z")
+        meta.setdefault("generation", 1)
+        self.objects[self._key(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))] = obj
+        return copy.deepcopy(obj)
+
+    def get(self, api_version, kind, name, namespace=None):
+        found = self.objects.get(self._key(api_version, kind, name, namespace))
+        return copy.deepcopy(found) if found else None
+
+    def list(self, api_version, kind, namespace=None, *, label_selector=None, field_selector=None):
+        out = []
+        wanted = dict(s.split("=", 1) for s in (label_selector or "").split(",") if "=" in s)
+        for (k, ns, _), obj in self.objects.items():
+            if k != f"{api_version}/{kind}" or (namespace and ns != namespace):
+                continue
+            labels = obj["metadata"].get("labels") or {}
+            if all(labels.get(a) == b for a, b in wanted.items()):
+                out.append(copy.deepcopy(obj))
+        return out
+
+    def create(self, obj, namespace=None):
+        meta = obj["metadata"]
+        key = self._key(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace") or namespace)
+        if key in self.objects:
+            return copy.deepcopy(self.objects[key]), False
+        self.creates.append((obj["kind"], meta["name"]))
+        return self.add(obj), True
+
+    def update_status(self, api_version, kind, name, namespace, mutate, *, current=None, attempts=8):
+        key = self._key(api_version, kind, name, namespace)
+        if key not in self.objects:
+            return None
+        obj = copy.deepcopy(self.objects[key])
+        obj.setdefault("status", {})
+        if not mutate(obj):
+            return obj
+        obj["metadata"]["resourceVersion"] = str(int(obj["metadata"]["resourceVersion"]) + 1)
+        self.objects[key] = obj
+        return copy.deepcopy(obj)
+
+    def delete(self, api_version, kind, name, namespace=None, *, uid=None, propagation="Background"):
+        return self.objects.pop(self._key(api_version, kind, name, namespace), None) is not None
+
+    def post_event(self, involved, event_type, reason, message, **_):
+        self.events.append((event_type, reason))
+
+    def can_i(self, verb, resource, namespace, group=""):
+        return True, ""
+
+    def kind_installed(self, api_version, kind):
+        return False
+
+
+@pytest.fixture
+def world():
+    fleet = build_fleet(FleetSpec(nodes=4, racks=1))
+    kube = FakeKube(fleet.nodes)
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: 1_800_000_000.0)
+    kube.add({
+        "apiVersion": API, "kind": "Certification",
+        "metadata": {"name": "cert", "namespace": "ns"},
+        "spec": {"target": {}, "categories": [
+            {"domain": "communication", "variant": "nccl-loopback", "options": {"testScale": "intra-node"}},
+            {"domain": "training", "variant": "nemotron5-8b"},
+        ]},
+    })
+    return kube, ctx
+
+
+def test_certification_first_pass_seeds_and_creates_one_workflow(world):
+    kube, ctx = world
+    reconcile_certification(ctx, "ns", "cert")
+    reconcile_certification(ctx, "ns", "cert")  # again: nothing new
+    assert [k for k, _ in kube.creates] == ["Workflow"]
+    cert = kube.get(API, "Certification", "cert", "ns")
+    st = cert["status"]
+    assert [e["status"] for e in st["categoryStatuses"]] == ["InProgress", "Pending"]
+    assert c.reason_of(st["conditions"], c.IN_PROGRESS) == "WorkflowCreated"
+    assert st["totalNodes"] == 4 and st["summary"]["result"] == "RUNNING"
+    assert ("Normal", "WorkflowCreated") in kube.events
+
+
+def test_workflow_plans_then_launches_each_group_once(world):
+    kube, ctx = world
+    reconcile_certification(ctx, "ns", "cert")
+    wf_name = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf_name)  # plan
+    wf = kube.get(API, "Workflow", wf_name, "ns")
+    assert [g["name"] for g in wf["status"]["orchestration"]["groups"]] == [f"group-{i}" for i in range(4)]
+    reconcile_workflow(ctx, "ns", wf_name)  # launch
+    reconcile_workflow(ctx, "ns", wf_name)  # poll: nothing new
+    jobs = [n for k, n in kube.creates if k == "Job"]
+    assert len(jobs) == 4 and len(set(jobs)) == 4
+    wf = kube.get(API, "Workflow", wf_name, "ns")
+    assert all(g["phase"] == "Running" for g in wf["status"]["orchestration"]["groups"])
+    # a controller that lost its status write finds the Jobs and adopts them
+    for g in wf["status"]["orchestration"]["groups"]:
+        g.pop("jobRef")
+        g.pop("startTime")
+        g["phase"] = "Pending"
+    kube.objects[(f"{API}/Workflow", "ns", wf_name)]["status"] = wf["status"]
+    reconcile_workflow(ctx, "ns", wf_name)
+    assert len([n for k, n in kube.creates if k == "Job"]) == 4
+
+
+def test_a_foreign_workflow_with_our_name_is_a_collision(world):
+    kube, ctx = world
+    from nvcre.controller import naming
+
+    name = naming.workflow_name("cert", "communication", "nccl-loopback", {"testScale": "intra-node"})
+    kube.add({"apiVersion": API, "kind": "Workflow", "metadata": {"name": name, "namespace": "ns"}, "spec": {}})
+    reconcile_certification(ctx, "ns", "cert")
+    cert = kube.get(API, "Certification", "cert", "ns")
+    assert c.reason_of(cert["status"]["conditions"], c.FAILED) == "WorkflowNameCollision"
