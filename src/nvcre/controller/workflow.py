@@ -125,8 +125,11 @@ def _job_name(wf: dict, group: dict, iteration: int) -> str:
     orch = (wf.get("status") or {}).get("orchestration") or {}
     iterations = int(((wf.get("spec") or {}).get("orchestration") or {}).get("iterations") or 1)
     # diagnose runs many rounds: every round's Jobs need names of their own
-    single = iterations <= 1 and len(orch.get("groups") or []) <= 1 and not compose.is_diagnose(wf)
-    return naming.job_name(wf["metadata"]["name"], group["name"], iteration, single=single)
+    retries = int(group.get("retries") or 0)
+    single = iterations <= 1 and len(orch.get("groups") or []) <= 1 and not compose.is_diagnose(wf) and not retries
+    # a retry gets a Job of its own (no waiting for the failed one to go away; it stays for the report)
+    name = f"{group['name']}-r{retries}" if retries else group["name"]
+    return naming.job_name(wf["metadata"]["name"], name, iteration, single=single)
 
 
 def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | None:
@@ -201,9 +204,19 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
             return False  # another pass moved on; the next pass re-decides
         before = copy.deepcopy(ost)
         pending: list[dict] = []
+        retry_budget = int((((o.get("spec") or {}).get("orchestration") or {}).get("execution") or {}).get("retryFailedGroups") or 0)
         for i, outcome, job in finished:
             g = cur[i]
             if g.get("phase") != core.RUNNING:
+                continue
+            if (outcome.phase == core.FAILED and not diagnose_round and outcome.reason != c.JobReason.JOB_TIMED_OUT
+                    and int(g.get("retries") or 0) < retry_budget):
+                # retryFailedGroups: the failed attempt's nodes are recorded, the group runs again
+                pending.extend(((job or {}).get("status") or {}).get("failedNodes") or [])
+                g["retries"] = int(g.get("retries") or 0) + 1
+                g["phase"] = core.PENDING
+                for key in ("jobRef", "startTime", "completionTime"):
+                    g.pop(key, None)
                 continue
             g["phase"] = outcome.phase
             if len(cur) <= COMPACT_GROUPS:

@@ -154,3 +154,26 @@ def test_a_foreign_workflow_with_our_name_is_a_collision(world):
     reconcile_certification(ctx, "ns", "cert")
     cert = kube.get(API, "Certification", "cert", "ns")
     assert c.reason_of(cert["status"]["conditions"], c.FAILED) == "WorkflowNameCollision"
+
+
+def test_retry_failed_groups_runs_a_failed_group_again_under_a_new_job(world):
+    kube, ctx = world
+    reconcile_certification(ctx, "ns", "cert")
+    wf_name = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    kube.objects[(f"{API}/Workflow", "ns", wf_name)]["spec"]["orchestration"]["execution"]["retryFailedGroups"] = 1
+    reconcile_workflow(ctx, "ns", wf_name)  # plan
+    reconcile_workflow(ctx, "ns", wf_name)  # launch
+    first = sorted(n for k, n in kube.creates if k == "Job")
+    job = kube.objects[(f"{API}/Job", "ns", first[0])]
+    job["status"] = {"conditions": [], "failedNodes": [{"name": job["spec"]["nodes"][0], "reason": "WorkloadFailed"}]}
+    c.set_status_phase(job["status"], c.FAILED, "WorkloadFailed", "exit 1")
+    ctx.metrics.store.put(dict(job, apiVersion=API, kind="Job"))
+    reconcile_workflow(ctx, "ns", wf_name)  # sees the failure: retry
+    wf = kube.get(API, "Workflow", wf_name, "ns")
+    group = next(g for g in wf["status"]["orchestration"]["groups"] if g["nodes"] == job["spec"]["nodes"])
+    assert group["phase"] == "Pending" and group["retries"] == 1
+    assert wf["status"]["failedNodes"] == [{"name": job["spec"]["nodes"][0], "reason": "WorkloadFailed"}]
+    reconcile_workflow(ctx, "ns", wf_name)  # relaunch under its own name
+    jobs = [n for k, n in kube.creates if k == "Job"]
+    assert len(jobs) == 5 and len(set(jobs)) == 5
+    assert any("-r1" in n for n in jobs)
