@@ -30,7 +30,6 @@ from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.health_check import unhealthy_nodes
 from nvcre.controller.measurements import (
-    BANDWIDTH_PROFILES,
     Reading,
     complete_status,
     measurement_objects,

@@ -99,19 +99,3 @@ def final_verdict(orchestration: dict, failed_nodes: list[dict], failed_groups: 
     if only_validation:
         return Final(c.FAILED, WorkflowReason.JOB_VALIDATION_FAILED, message, True)
     return Final(c.FAILED, WorkflowReason.ITERATIONS_FAILED, message, validation)
-
-
-def merge_bandwidth(tables: list[list[dict]]) -> list[dict]:
-    """Per message size, the mean over groups (samples = groups that reported that size)."""
-    sums: dict[int, list[float]] = {}
-    for table in tables:
-        for row in table or []:
-            size = int(row.get("sizeBytes", 0))
-            acc = sums.setdefault(size, [0.0, 0.0, 0])
-            acc[0] += float(row.get("algBwGBps", 0) or 0)
-            acc[1] += float(row.get("busBwGBps", 0) or 0)
-            acc[2] += 1
-    return [
-        {"sizeBytes": size, "algBwGBps": round(a / n, 2), "busBwGBps": round(b / n, 2), "samples": n}
-        for size, (a, b, n) in sorted(sums.items())
-    ][:64]
