@@ -35,6 +35,12 @@ def test_healthy_fleet_passes_every_category(sim_fleet, controller, kube, namesp
 
     for entry in st["categoryStatuses"]:
         wf = kube.get(NVCRE_API_VERSION, "Workflow", entry["workflowRef"]["name"], namespace)
+        if entry["domain"] == "training":
+            # Megatron prints steps on the last rank only: goodput needs both workers' logs
+            gms = kube.list(NVCRE_API_VERSION, "GoodputMeasurement", namespace,
+                            label_selector=f"nvcre.nvidia.com/workflow={wf['metadata']['name']}")
+            assert gms and all(0.0 < float(g["status"]["result"]) <= 1.0 for g in gms), [g.get("status") for g in gms]
+            assert all(float(g["status"]["trainingTimeSec"]) > 0 for g in gms)
         if entry["domain"] != "communication":
             continue
         table = wf["status"].get("bandwidth") or []

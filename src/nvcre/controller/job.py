@@ -35,6 +35,7 @@ from nvcre.controller.measurements import (
     measurement_objects,
     read_bandwidth,
     read_goodput,
+    training_logs,
 )
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -376,12 +377,11 @@ def _final_reading(ctx: Context, job: dict, pods: list[dict]) -> Reading | None:
     bw, gp = spec.get("bandwidthMeasurement"), spec.get("goodputMeasurement")
     if not bw and not gp:
         return None
-    pod = ws.launcher_pod(pods)
-    text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
     if bw:
-        return read_bandwidth(text)
+        pod = ws.launcher_pod(pods)
+        return read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None)
     profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gp.get("logProfileRef", ""))
-    return read_goodput(text, profile, prior_attempt_logs(ctx.kube, job))
+    return read_goodput(training_logs(ctx.kube, pods, profile), profile, prior_attempt_logs(ctx.kube, job))
 
 
 def _finish_measurements(ctx: Context, job: dict, reading: Reading | None, outcome: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from nvcre.controller import conditions as c
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
-from nvcre.controller.measurements import BANDWIDTH_PROFILES, complete_status, read_bandwidth, read_goodput
+from nvcre.controller.measurements import BANDWIDTH_PROFILES, complete_status, read_bandwidth, read_goodput, training_logs
 from nvcre.kube.resources import NVCRE_API_VERSION
 
 
@@ -46,16 +46,15 @@ def _make(kind: str):
             if ctx.now() - ended < JOB_FREEZE_GRACE:
                 return JOB_FREEZE_GRACE  # the Job freezes its own measurement from its one final read
         pods = ctx.kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(job_name))
-        pod = ws.launcher_pod(pods)
-        text = ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None
         profile_name = spec.get("logProfileRef", "")
         if kind == "BandwidthMeasurement" or profile_name in BANDWIDTH_PROFILES:
-            reading = read_bandwidth(text)
+            pod = ws.launcher_pod(pods)
+            reading = read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None)
         else:
             profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", profile_name)
             if profile is None:
                 ctx.events.emit(m, "Warning", "LogProfileNotFound", f"LogProfile {profile_name} does not exist")
-            reading = read_goodput(text, profile)
+            reading = read_goodput(training_logs(ctx.kube, pods, profile), profile)
         if c.is_terminal(jconds):
             ok = c.is_true(jconds, c.SUCCEEDED)
             reason = "JobSucceeded" if ok and reading.ok else ("JobFailed" if not ok else (reading.note or "NoDataCollected"))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import naming
+from nvcre.controller.workload_state import training_log_pods
 from nvcre.kube.resources import NVCRE_API_VERSION
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,14 @@ def read_bandwidth(text: str | None) -> Reading:
     return Reading(status=status, values=values, job_fields=job_fields, ok=True)
 
 
-def read_goodput(text: str | None, profile: dict | None, prior: list[str] | None = None) -> Reading:
+def training_logs(kube, pods: list[dict], profile: dict | None) -> list[str] | None:
+    """The logs a training LogProfile reads (lifecycle and step workers), or None."""
+    texts = [kube.pod_log(p["metadata"]["name"], p["metadata"]["namespace"]) for p in training_log_pods(pods, profile)]
+    texts = [t for t in texts if t]
+    return texts or None
+
+
+def read_goodput(text: str | list[str] | None, profile: dict | None, prior: list[str] | None = None) -> Reading:
     """Training metrics by LogProfile over every attempt (``prior``: interrupted attempts'
     logs, oldest first), so goodput counts the lost work and the restore of a restart."""
     if not text:

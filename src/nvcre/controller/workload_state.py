@@ -190,5 +190,32 @@ def launcher_pod(pods: list[dict]) -> dict | None:
     return ranked[0] if ranked else None
 
 
+def rank_ordered(pods: list[dict]) -> list[dict]:
+    """GPU rank pods (no launcher) in completion-index order."""
+    ranks = [p for p in pods if not is_launcher(p)]
+    return sorted(
+        ranks,
+        key=lambda p: (
+            int((p.get("metadata", {}).get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", 0) or 0),
+            p.get("metadata", {}).get("name", ""),
+        ),
+    )
+
+
+def training_log_pods(pods: list[dict], profile: dict | None) -> list[dict]:
+    """The pods whose logs a training LogProfile reads, in worker order.
+
+    A ``Multi`` worker strategy takes lifecycle events from one rank and steps from
+    another (Megatron prints iteration lines on the last rank only), so both logs are
+    needed; a single-worker profile reads the result pod alone.
+    """
+    strategy = ((profile or {}).get("spec") or {}).get("workerStrategy") or {}
+    ranks = rank_ordered(pods)
+    if strategy.get("type") != "Multi" or len(ranks) < 2:
+        pod = launcher_pod(pods)
+        return [pod] if pod else []
+    return [ranks[0], ranks[-1]]
+
+
 def job_pod_selector(job_name: str) -> str:
     return f"{L.JOB}={job_name}"

@@ -44,3 +44,18 @@ def test_log_tail_keeps_end():
     text = "\n".join(f"line {i}" for i in range(2000))
     tail = ws.log_tail(text, lines=800, limit=100)
     assert tail.endswith("line 1999") and len(tail.encode()) <= 100
+
+
+def _rank(name, index):
+    pod = _pod(name)
+    pod["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": str(index)}
+    return pod
+
+
+def test_multi_worker_profile_reads_first_and_last_rank():
+    pods = [_rank("t-2", 2), _rank("t-0", 0), _rank("t-10", 10), _rank("t-1", 1)]
+    multi = {"spec": {"workerStrategy": {"type": "Multi", "lifecyclePod": "first", "trainingStepPod": "last"}}}
+    assert [p["metadata"]["name"] for p in ws.training_log_pods(pods, multi)] == ["t-0", "t-10"]
+    single = {"spec": {"workerStrategy": {"type": "Single"}}}
+    assert [p["metadata"]["name"] for p in ws.training_log_pods(pods, single)] == ["t-0"]
+    assert [p["metadata"]["name"] for p in ws.training_log_pods([_rank("solo", 0)], multi)] == ["solo"]
