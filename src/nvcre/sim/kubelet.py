@@ -119,6 +119,8 @@ class Kubelet:
         self.checkpoints: dict[str, int] = {}
         self.off_bus: set[str] = set()
         self.groups: dict[str, set[str]] = {}
+        # torchrun groups: (namespace, rendezvous key) -> (members' uids, shared start)
+        self.rendezvous_groups: dict[tuple[str, str], tuple[set[str], datetime]] = {}
         self.serial = 0
         self.tasks: list[asyncio.Task] = []
         self.api: ApiClient = None  # type: ignore[assignment]
@@ -509,6 +511,26 @@ class Kubelet:
             if all(found):
                 return
             await asyncio.sleep(0.2)
+
+    def join_rendezvous(self, key: str, runner: PodRunner, now: datetime) -> datetime:
+        """A torchrun worker joined its group: the time the group's training clock starts.
+
+        Real torchrun ranks wait for one another at the rendezvous, so every rank's
+        timeline starts together; the simulation gives all members the start time of
+        the first member still running, so rank 0's start line precedes the last rank's
+        iteration lines as it does on real hardware.
+        """
+        members, start = self.rendezvous_groups.setdefault((runner.ns, key), (set(), now))
+        members.add(runner.uid)
+        return start
+
+    def leave_rendezvous(self, key: str, runner: PodRunner) -> None:
+        """A worker ended; the group's clock is forgotten once no member is left."""
+        entry = self.rendezvous_groups.get((runner.ns, key))
+        if entry is not None:
+            entry[0].discard(runner.uid)
+            if not entry[0]:
+                del self.rendezvous_groups[(runner.ns, key)]
 
     def abort_rendezvous(self, key: str, origin: PodRunner) -> None:
         """One torchrun worker died: the others of its group fail as NCCL times out."""

@@ -292,6 +292,8 @@ class PodRunner:
             await self.k.wait_for_hosts(self, hosts, ctx)
         ctx.start = datetime.now(timezone.utc)
         c.rendezvous = _rendezvous(ctx.env, segs) if dispatch.classify(ctx) == "megatron" else None
+        if c.rendezvous:
+            ctx.start = self.k.join_rendezvous(c.rendezvous, self, ctx.start)
         try:
             outcome: Outcome = dispatch.emulate(ctx)
         except Exception as exc:  # a bug in an emulator must not hang the pod
@@ -344,6 +346,8 @@ class PodRunner:
             self.k.release_group(self, code)
         if c.rendezvous and code != 0 and not stopped:
             self.k.abort_rendezvous(c.rendezvous, self)
+        if c.rendezvous:
+            self.k.leave_rendezvous(c.rendezvous, self)
         c.rendezvous = None
         return code
 
