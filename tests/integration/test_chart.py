@@ -37,6 +37,8 @@ def test_lint_and_template_are_clean(helm, repo_root, extra):
     deployment = next(d for d in _docs(rendered) if d["kind"] == "Deployment")
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["args"][:2] == ["controller", "run"]
+    # the metrics Service and the readiness probe reach the pod only on a non-loopback bind
+    assert "--metrics-address=0.0.0.0" in container["args"]
     if "serviceMonitor.enabled=true" in extra:
         assert "ServiceMonitor" in kinds
         assert container["image"].endswith("@sha256:" + "0" * 64)

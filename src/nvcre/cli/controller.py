@@ -16,7 +16,10 @@ def run_controller(
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)."),
     namespace: list[str] = typer.Option([], "--namespace", "-n", help="Watch only these namespaces (repeatable)."),
     all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Watch every namespace (the default)."),
-    metrics_port: int = typer.Option(0, "--metrics-port", help="Serve Prometheus metrics on 127.0.0.1:PORT/metrics (0: off)."),
+    metrics_port: int = typer.Option(0, "--metrics-port", help="Serve Prometheus metrics on ADDRESS:PORT/metrics (0: off)."),
+    metrics_address: str = typer.Option(
+        "127.0.0.1", "--metrics-address", help="Address the metrics server binds (0.0.0.0 in a pod, so its Service reaches it)."
+    ),
     resync_seconds: float = typer.Option(30.0, "--resync-seconds", help="Safety-net resync period."),
     poll_seconds: float = typer.Option(10.0, "--poll-seconds", help="How often a running Job is looked at."),
     waiting_for_nodes_seconds: float = typer.Option(300.0, "--waiting-for-nodes-seconds", help="How long a Certification waits for target nodes."),
@@ -48,4 +51,10 @@ def run_controller(
         adapter=adapter,
         workers=workers,
     )
-    serve(kubeconfig, namespaces=list(namespace) or None, metrics_port=metrics_port or None, settings=settings)
+    serve(
+        kubeconfig,
+        namespaces=list(namespace) or None,
+        metrics_port=metrics_port or None,
+        metrics_address=metrics_address,
+        settings=settings,
+    )

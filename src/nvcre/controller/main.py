@@ -55,6 +55,7 @@ def serve(
     *,
     namespaces: list[str] | None,
     metrics_port: int | None,
+    metrics_address: str = "127.0.0.1",
     settings: Settings | None = None,
     stop_flag: threading.Event | None = None,
 ) -> None:
@@ -63,6 +64,6 @@ def serve(
     if installed:
         log.info("installed LogProfiles: %s", ", ".join(installed))
     if metrics_port:
-        controller.ctx.metrics.serve(metrics_port)
-        log.info("metrics on http://127.0.0.1:%d/metrics", metrics_port)
+        controller.ctx.metrics.serve(metrics_port, metrics_address)
+        log.info("metrics on http://%s:%d/metrics", metrics_address, metrics_port)
     run(controller, namespaces=namespaces, stop_flag=stop_flag)

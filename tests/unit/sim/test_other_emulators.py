@@ -153,3 +153,15 @@ def test_a_gpu_that_is_already_gone_fails_new_runs_at_start(make_ctx):
     assert train.exit_code == 1 and "CUDA error" in train.text()
     nccl = dispatch.emulate(make_ctx(["all_reduce_perf", "-g", "8"], faults=faults, off_bus=frozenset({"gpu-node-01"})))
     assert nccl.exit_code != 0 and "Test CUDA failure" in nccl.text()
+
+
+def test_unquoted_lone_expansion_splits_into_words_and_empty_vanishes():
+    """Like bash: `--async-save ${RECOMPUTE_ARGS}` adds nothing when the variable is unset."""
+    from nvcre.sim.emulators.shell import segments
+
+    argv = ["/bin/bash", "-c", "torchrun pretrain_gpt.py --save-interval 20 ${RECOMPUTE_ARGS} --bf16"]
+    unset = [seg.argv for seg in segments(argv, {}, lambda path: None)]
+    assert ["torchrun", "pretrain_gpt.py", "--save-interval", "20", "--bf16"] in unset
+    env = {"RECOMPUTE_ARGS": "--recompute-granularity full"}
+    split = [seg.argv for seg in segments(argv, env, lambda path: None)]
+    assert ["torchrun", "pretrain_gpt.py", "--save-interval", "20", "--recompute-granularity", "full", "--bf16"] in split

@@ -106,6 +106,9 @@ def _strip_wrappers(argv: list[str], env: dict[str, str]) -> list[str]:
     return argv[i:]
 
 
+_BARE_VAR = re.compile(r"\$(?:\{\w+\}|\w+)")
+
+
 def _expand_all(argv: list[str], env: dict[str, str], positional: list[str] | None) -> list[str]:
     """Expand variables; ``$@``/``$*`` splice the script's positional arguments."""
     out: list[str] = []
@@ -116,6 +119,9 @@ def _expand_all(argv: list[str], env: dict[str, str], positional: list[str] | No
     for token in argv:
         if positional is not None and token in ("$@", "$*", "${@}", "${*}"):
             out.extend(positional)
+        elif _BARE_VAR.fullmatch(token):
+            # an unquoted lone expansion is split into words; an empty one vanishes
+            out.extend(expand(token, scope).split())
         else:
             out.append(expand(token, scope))
     return out
