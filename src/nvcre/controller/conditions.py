@@ -13,14 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-IN_PROGRESS = "InProgress"
-SUCCEEDED = "Succeeded"
-FAILED = "Failed"
-PHASES = (IN_PROGRESS, SUCCEEDED, FAILED)
-VALIDATION_FAILED = "ValidationFailed"
-HARDWARE_FAILED = "HardwareFailed"
-NOT_APPLICABLE = "NotApplicable"
-
+# The vocabulary is defined once, in nvcre.api.conditions; the reconcilers use these names.
+from nvcre.api.conditions import (  # noqa: F401 (re-exported)
+    EXCLUSIVE_TYPES as PHASES,
+    FAILED,
+    HARDWARE_FAILED,
+    IN_PROGRESS,
+    NOT_APPLICABLE,
+    SUCCEEDED,
+    VALIDATION_FAILED,
+    CertificationReasons,
+    FailedNodeReasons,
+    JobReasons,
+    WorkflowReasons,
+    WorkloadRunReasons,
+)
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -154,70 +161,19 @@ def flipped_true(before: list[dict] | None, after: list[dict] | None, ctype: str
 
 
 # ---------------------------------------------------------------- reasons per tier
-class CertificationReason:
-    WAITING_FOR_NODES = "WaitingForNodes"
-    WORKFLOW_CREATED = "WorkflowCreated"
-    WORKFLOW_RUNNING = "WorkflowRunning"
-    ALL_SUCCEEDED = "AllWorkflowsSucceeded"
-    WORKFLOW_FAILED = "WorkflowFailed"
-    CATEGORY_NOT_FOUND = "CategoryNotFound"
-    NAME_COLLISION = "WorkflowNameCollision"
-    VALIDATION_FAILED = "WorkflowValidationFailed"
+class CertificationReason(CertificationReasons):
+    """The documented Certification reasons, plus the shorter names the reconciler uses."""
+
+    ALL_SUCCEEDED = CertificationReasons.ALL_WORKFLOWS_SUCCEEDED
+    NAME_COLLISION = CertificationReasons.WORKFLOW_NAME_COLLISION
+    VALIDATION_FAILED = CertificationReasons.WORKFLOW_VALIDATION_FAILED
 
 
-class WorkflowReason:
-    GROUPS_PARTITIONED = "GroupsPartitioned"
-    JOB_CREATED = "JobCreated"
-    JOB_RUNNING = "JobRunning"
-    JOB_SCHEDULING_BLOCKED = "JobSchedulingBlocked"
-    ITERATION_COMPLETED = "IterationCompleted"
-    NAMESPACE_PERMISSIONS_MISSING = "NamespacePermissionsMissing"
-    JOB_COMPLETED = "JobCompleted"
-    ITERATIONS_FAILED = "IterationsFailed"
-    JOB_HARDWARE_FAILED = "JobHardwareFailed"
-    JOB_VALIDATION_FAILED = "JobValidationFailed"
-    NODE_DISCOVERY_ERROR = "NodeDiscoveryError"
-    HETEROGENEOUS_PLATFORM = "HeterogeneousPlatform"
-    PARTITION_ERROR = "PartitionError"
-    JOB_NAME_COLLISION = "JobNameCollision"
-
-
-class JobReason:
-    WORKLOAD_CREATED = "WorkloadCreated"
-    WORKLOAD_ADOPTED = "WorkloadAdopted"
-    WORKLOAD_PENDING = "WorkloadPending"
-    WORKLOAD_RUNNING = "WorkloadRunning"
-    WORKLOAD_SCHEDULING_BLOCKED = "WorkloadSchedulingBlocked"
-    WORKLOAD_RESTARTING = "WorkloadRestarting"
-    WORKLOAD_COMPLETED = "WorkloadCompleted"
-    WORKLOAD_FAILED = "WorkloadFailed"
-    WORKLOAD_STALLED = "WorkloadStalled"
-    WORKLOAD_CREATION_ERROR = "WorkloadCreationError"
-    JOB_TIMED_OUT = "JobTimedOut"
-    HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
-    THRESHOLD_VIOLATED = "ThresholdViolated"
-    INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"
-    UNKNOWN_THRESHOLD_KEY = "UnknownThresholdKey"
-    MEASUREMENT_TIMEOUT = "MeasurementTimeout"
-    THRESHOLDS_MET = "ThresholdsMet"
-
-
-class WorkloadRunReason:
-    WORKFLOW_CREATED = "WorkflowCreated"
-    WORKFLOW_SUCCEEDED = "WorkflowSucceeded"
-    WORKFLOW_FAILED = "WorkflowFailed"
-    WORKFLOW_VALIDATION_FAILED = "WorkflowValidationFailed"
-    WORKFLOW_DELETED = "WorkflowDeleted"
-    BUILD_FAILED = "BuildFailed"
-    THRESHOLD_VIOLATION = "ThresholdViolation"
-
-
-class NodeReason:
-    """Why a node is named as failed (FailedNode.reason)."""
-
-    WORKLOAD_FAILED = "WorkloadFailed"
-    THRESHOLD_VIOLATION = "ThresholdViolation"
-    HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"
+WorkflowReason = WorkflowReasons
+JobReason = JobReasons
+WorkloadRunReason = WorkloadRunReasons
+NodeReason = FailedNodeReasons
+"""Why a node is named as failed (FailedNode.reason)."""
 
 
 def merge_failed_nodes(existing: list[dict] | None, new: list[dict]) -> tuple[list[dict], bool]:
