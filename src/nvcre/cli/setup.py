@@ -472,6 +472,23 @@ def reset(
             ours = sorted(n for n, c in crds.items() if c["spec"]["group"] == API_GROUP)
             for name in ours:
                 client.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+            _wait_crds_gone(client, ours)
             print(f"crds: deleted {len(ours)} nvcre CRDs; kept {len(crds) - len(ours)} CRDs of other groups")
         if "deps" not in skipped:
             print("deps: nothing to remove (setup init installs no dependencies)")
+
+
+def _wait_crds_gone(client, names: list[str], timeout_s: float = 120.0) -> None:
+    """Wait until deleted CRDs are really gone: the API server first removes every
+    object of the kind, so `reset` returning means a following `init` starts clean."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    left = list(names)
+    while left and time.monotonic() < deadline:
+        left = [n for n in left if client.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", n) is not None]
+        if left:
+            time.sleep(0.5)
+    if left:
+        print(f"crds: still terminating after {timeout_s:.0f}s: {', '.join(left)}", file=sys.stderr)
+
