@@ -62,10 +62,9 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 named = {(n["name"], n["reason"]) for n in report.get("failedNodeDetails", [])}
 want = {("gpu-node-07", "ThresholdViolation"), ("gpu-node-12", "HardwareFailureDetected")}
-missing = want - named
-if missing:
-    sys.exit(f"demo: the report does not name {sorted(missing)}")
-print("demo check: the report names gpu-node-07 ThresholdViolation and gpu-node-12 HardwareFailureDetected")
+if named != want:
+    sys.exit(f"demo: the report names {sorted(named)}, expected exactly {sorted(want)}")
+print("demo check: the report names exactly gpu-node-07 ThresholdViolation and gpu-node-12 HardwareFailureDetected")
 PY
 
 cat <<TXT

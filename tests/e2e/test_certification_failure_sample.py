@@ -40,11 +40,20 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
 
     wf = kube.get(NVCRE_API_VERSION, "Workflow", nccl["workflowRef"]["name"], namespace)
     failed = {(n["name"], n["reason"]) for n in wf["status"]["failedNodes"]}
-    assert ("gpu-node-07", "ThresholdViolation") in failed
-    assert ("gpu-node-12", "HardwareFailureDetected") in failed
-    # gpu-node-12's group ran healthy nodes only besides it: none of them is blamed
-    assert not {n for n, _ in failed} & {f"gpu-node-{i:02d}" for i in (9, 10, 11, 13, 14, 15, 16)}
-    assert ("gpu-node-12", "ThresholdViolation") not in failed
+    # exactly the sample's two nodes: gpu-node-07's group missed the threshold and was
+    # narrowed down to it by an isolation diagnose; gpu-node-12's detector named it alone
+    assert failed == {("gpu-node-07", "ThresholdViolation"), ("gpu-node-12", "HardwareFailureDetected")}, failed
+    assert wf["status"]["failedNodeCount"] == 2
+    iso = wf["status"]["orchestration"]["isolation"]
+    assert iso["phase"] == "Succeeded" and iso["convicted"] == ["gpu-node-07"], iso
+    assert iso["nodes"] == [f"gpu-node-{i:02d}" for i in range(1, 9)] and iso["rounds"] <= 4, iso
+    assert "isolated to gpu-node-07" in e2e.true_condition(wf, "Failed")["message"]
+    evidence = next(n["message"] for n in wf["status"]["failedNodes"] if n["name"] == "gpu-node-07")
+    assert "screen [gpu-node-07, gpu-node-08] failed" in evidence and "solo" in evidence, evidence  # the tests that convicted it
+    child = kube.get(NVCRE_API_VERSION, "Workflow", iso["workflow"], namespace)
+    assert child["metadata"]["ownerReferences"][0]["name"] == wf["metadata"]["name"]
+    assert e2e.true_condition(child, "Failed") and child["spec"]["orchestration"]["testScale"] == "diagnose"
+    assert st["summary"]["failedNodeCount"] == 2
     assert e2e.true_condition(wf, "Failed")["reason"] == "JobHardwareFailed"
     assert e2e.true_condition(wf, "ValidationFailed")
     # the violation message carries the measured value and the expression
@@ -71,6 +80,7 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
     assert "Warning  WorkflowFailed" in described.replace("   ", "  ") or "WorkflowFailed" in described
     wf_described = kubectl("-n", namespace, "describe", "workflow", wf["metadata"]["name"]).stdout
     assert "GroupsPartitioned" in wf_described and "JobHardwareFailed" in wf_described
+    assert "IsolatingFaults" in wf_described and "FaultsIsolated" in wf_described
 
     metrics = controller.metrics()
     assert f'nvcre_certification_status{{certification="gpu-cluster-cert",namespace="{namespace}",status="failed"}} 1.0' in metrics

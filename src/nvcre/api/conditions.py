@@ -56,6 +56,7 @@ class WorkflowReasons:
     JOB_SCHEDULING_BLOCKED = "JobSchedulingBlocked"  # InProgress: a group's pods are unschedulable
     ITERATION_COMPLETED = "IterationCompleted"  # InProgress: next iteration or diagnose round starting
     NAMESPACE_PERMISSIONS_MISSING = "NamespacePermissionsMissing"  # InProgress: no write access in the namespace yet
+    ISOLATING_FAULTS = "IsolatingFaults"  # InProgress: a child diagnose narrows failed groups down to nodes
     JOB_COMPLETED = "JobCompleted"  # Succeeded
     ITERATIONS_FAILED = "IterationsFailed"  # Failed: groups failed (also diagnose-confirmed faults)
     JOB_HARDWARE_FAILED = "JobHardwareFailed"  # Failed: as above with hardware failures (takes precedence)
@@ -77,6 +78,7 @@ class WorkflowReasons:
         JOB_SCHEDULING_BLOCKED,
         ITERATION_COMPLETED,
         NAMESPACE_PERMISSIONS_MISSING,
+        ISOLATING_FAULTS,
     )
     SUCCEEDED = (JOB_COMPLETED,)
     FAILED = (

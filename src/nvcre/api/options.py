@@ -256,6 +256,12 @@ class CategoryOptions(ApiModel):
     )
     min_group_size: int | None = _pos("Diagnose: smallest group bisection splits down to (default 2).")
     max_concurrent: int | None = _pos("Jobs running at once (default 0 = unlimited).", minimum=0)
+    isolate_failures: bool | None = Field(
+        None,
+        description="A multi-node group that misses a bandwidth threshold is narrowed down, by diagnose rounds over "
+        "its nodes, to the nodes or links responsible, and only those are named (default true; our extension). "
+        "false: every node of the group is named, as the reference does.",
+    )
     repeat_count: int | None = _pos("How many times the category runs (default 1); becomes Workflow iterations.")
     timeout_per_job: Duration | None = Field(
         None,

@@ -41,6 +41,8 @@ _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 MAX_FAILURE_LOGS = 16
 """Failed groups that carry a log excerpt on the Workflow; keeps the status small at 4096 nodes."""
 GroupName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+MAX_FAILED_ISOLATED = 128
+"""Failed groups one isolation narrows down (the Workflow keeps at most that many failed groups)."""
 
 
 class TopologySpec(ApiModel):
@@ -73,6 +75,11 @@ class OrchestrationSpec(ApiModel):
     target: TargetSpec | None = Field(None, description="Nodes to run on; unset means all GPU nodes.")
     topology: TopologySpec | None = None
     diagnose: DiagnoseSpec | None = Field(None, description="Set for testScale diagnose.")
+    isolate_failures: bool | None = Field(
+        None,
+        description="Groups that miss a bandwidth threshold are narrowed down by a child diagnose Workflow before "
+        "nodes are named (unset: true; our extension).",
+    )
     execution: ExecutionSpec = Field(default_factory=ExecutionSpec)
     iterations: Annotated[int, Field(ge=1)] = Field(1, description="How many times every group runs.")
     placement: Placement | None = Field(None, description="Pinned (default) or Unpinned (one job, scheduler-placed).")
@@ -311,6 +318,34 @@ class DiagnoseStatus(ApiModel):
     )
 
 
+class IsolationStatus(ApiModel):
+    """Narrowing a threshold miss down to nodes: the child diagnose Workflow and what it found."""
+
+    workflow: Annotated[str, StringConstraints(max_length=253)] = Field(description="The child diagnose Workflow.")
+    phase: Literal["Running", "Succeeded", "Failed"] = Field(
+        description="Running; Succeeded: its verdict replaced the group attribution; Failed: it did not, the "
+        "groups' nodes stay named."
+    )
+    groups: Annotated[list[GroupName], Field(max_length=MAX_FAILED_ISOLATED)] | None = Field(
+        None, description="The failed groups being narrowed down."
+    )
+    nodes: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = Field(
+        None, description="The nodes the diagnosis ran over (the groups' nodes, plus healthy references for tiny groups)."
+    )
+    convicted: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = Field(
+        None, description="Nodes the diagnosis named (bad nodes and both ends of bad links)."
+    )
+    links: Annotated[list[Annotated[str, StringConstraints(max_length=512)]], Field(max_length=256)] | None = Field(
+        None, description="Bad links found, as 'a<->b'."
+    )
+    racks: Annotated[list[Annotated[str, StringConstraints(max_length=128)]], Field(max_length=64)] | None = Field(
+        None, description="Racks or switches found at fault."
+    )
+    rounds: Annotated[int, Field(ge=0)] | None = None
+    tests: Annotated[int, Field(ge=0)] | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+
+
 class DependencyRef(ApiModel):
     api_version: Annotated[str, StringConstraints(max_length=253)]
     kind: Annotated[str, StringConstraints(max_length=63)]
@@ -346,6 +381,9 @@ class OrchestrationStatus(ApiModel):
     )
     applied_overrides: Annotated[list[AppliedOverride], Field(max_length=64)] | None = None
     diagnose: DiagnoseStatus | None = None
+    isolation: IsolationStatus | None = Field(
+        None, description="Set while (and after) failed groups were narrowed down to nodes (our extension)."
+    )
     groups: Annotated[list[GroupStatus], Field(max_length=MAX_NODES)] | None = None
     iteration_history: Annotated[list[IterationRecord], Field(max_length=64)] | None = None
 

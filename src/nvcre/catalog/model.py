@@ -130,6 +130,7 @@ class ResolvedCategory:
     pipeline_parallel: int = 1
     warnings: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    isolate_failures: bool = True  # narrow a group's threshold miss down to nodes before naming them
 
     @property
     def key(self) -> str:

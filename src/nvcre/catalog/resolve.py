@@ -412,6 +412,7 @@ def resolve_category(
         iterations=opts.repeat_count or 1,
         max_concurrent=opts.max_concurrent or 0,
         min_group_size=opts.min_group_size or 2,
+        isolate_failures=opts.isolate_failures is not False,
         node_health_expression="" if UNSCHEDULABLE_TAINT in taints else NODE_HEALTH_DEFAULT,
         stall_multiplier=defaults.get("stallMultiplier"),
         startup_stall_timeout_seconds=(

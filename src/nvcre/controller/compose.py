@@ -172,6 +172,8 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
         orchestration["diagnose"] = {"minGroupSize": resolved.min_group_size or 2}
         if resolved.topology_key:
             orchestration["diagnose"]["topologyKey"] = resolved.topology_key
+    elif not getattr(resolved, "isolate_failures", True):
+        orchestration["isolateFailures"] = False
     body: dict = {
         "apiVersion": NVCRE_API_VERSION,
         "kind": "Workflow",
@@ -215,6 +217,11 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
         if run is None:
             raise PlanError(WorkflowReason.PARTITION_ERROR, "the WorkloadRun this Workflow belongs to is gone")
         return resolve_workloadrun(run, platform=platform, gpu_arch=arch)
+    if owner.get("kind") == "Workflow":  # an isolation diagnose runs its parent's category
+        parent = ctx.kube.get(NVCRE_API_VERSION, "Workflow", owner["name"], ns)
+        if parent is None:
+            raise PlanError(WorkflowReason.PARTITION_ERROR, "the Workflow this isolation belongs to is gone")
+        return resolve_for_workflow(ctx, parent, platform, arch)
     cert_name = owner.get("name") or labels.get(L.CERTIFICATION)
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", cert_name, ns) if cert_name else None
     if cert is None:

@@ -34,7 +34,7 @@ OWN_KINDS = {
     "bandwidthmeasurements": "BandwidthMeasurement",
     "goodputmeasurements": "GoodputMeasurement",
 }
-PARENT_OF = {"Workflow": ("Certification", "WorkloadRun"), "Job": ("Workflow",)}
+PARENT_OF = {"Workflow": ("Certification", "WorkloadRun", "Workflow"), "Job": ("Workflow",)}
 
 
 class Controller:

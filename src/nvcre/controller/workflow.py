@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
+from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller import workflow_core as core
@@ -51,6 +52,8 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
         if not orch.get("diagnose"):
             return _plan(ctx, wf)
         return step_diagnose(ctx, wf)
+    if (orch.get("isolation") or {}).get("phase") == isolation.RUNNING:
+        return _step_isolation(ctx, wf)
     if not orch.get("groups"):
         return _plan(ctx, wf)
     return _step(ctx, wf)
@@ -250,6 +253,8 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
                 ost["summary"] = {"groups": f"0/{len(cur)}", "iteration": f"{iteration + 1}/{iterations}"}
                 c.set_status_phase(ost, c.IN_PROGRESS, WorkflowReason.ITERATION_COMPLETED,
                                    f"Iteration {iteration}/{iterations} completed, starting next", generation=gen)
+            elif to_isolate := isolation.eligible_groups(o):
+                isolation.begin(ost, o, to_isolate, gen)
             else:
                 _finalize(ost, iterations, gen, now_text)
         else:
@@ -273,7 +278,51 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
         return 0.0
     if c.is_terminal((written.get("status") or {}).get("conditions")):
         return None
+    if (((written.get("status") or {}).get("orchestration") or {}).get("isolation") or {}).get("phase") == isolation.RUNNING:
+        return 0.0  # create the isolation Workflow now
     return 0.0 if more_to_launch else ctx.settings.resync_seconds
+
+
+# ---------------------------------------------------------------- isolation
+def _step_isolation(ctx: Context, wf: dict) -> float | None:
+    """Create the child diagnose Workflow if absent; when it has ended, fold its verdict in and decide."""
+    meta = wf["metadata"]
+    iso = wf["status"]["orchestration"]["isolation"]
+    child = ctx.kube.get(NVCRE_API_VERSION, "Workflow", iso["workflow"], meta["namespace"])
+    note = ""
+    if child is None:
+        try:
+            child, created = ctx.kube.create(isolation.child_body(wf, iso.get("nodes") or []))
+        except Exception as err:  # refused by the API server: decide without it
+            child, created, note = None, False, f"the isolation Workflow could not be created: {err}"[:512]
+        if created:
+            ctx.events.emit(wf, "Normal", WorkflowReason.ISOLATING_FAULTS,
+                            f"Created Workflow {iso['workflow']}: diagnose over {len(iso.get('nodes') or [])} nodes of "
+                            f"{len(iso.get('groups') or [])} groups that missed a bandwidth threshold")
+            return ctx.settings.resync_seconds
+    if child is not None and not L.controlled_by(child, wf):
+        child, note = None, f"Workflow {iso['workflow']} exists and is not controlled by Workflow {meta['name']}"
+    if child is not None and not c.is_terminal((child.get("status") or {}).get("conditions")):
+        return ctx.settings.resync_seconds  # the child's watch events wake this Workflow
+    iterations = int(((wf.get("spec") or {}).get("orchestration") or {}).get("iterations") or 1)
+    now_text = ctx.now_text()
+    outcome: dict = {}
+
+    def mutate(o: dict) -> bool:
+        ost = o["status"]
+        if c.is_terminal(ost.get("conditions")) or ((ost.get("orchestration") or {}).get("isolation") or {}).get("phase") != isolation.RUNNING:
+            return False
+        outcome["summary"] = isolation.fold(ost, child, note)
+        outcome["phase"] = ost["orchestration"]["isolation"]["phase"]
+        _finalize(ost, iterations, o["metadata"].get("generation"), now_text, note=outcome["summary"])
+        return True
+
+    written = write_status(ctx, wf, mutate)
+    if written is not None and outcome:
+        sharp = outcome["phase"] == isolation.SUCCEEDED
+        ctx.events.emit(written, "Normal" if sharp else "Warning", "FaultsIsolated" if sharp else "IsolationInconclusive",
+                        outcome["summary"])
+    return None
 
 
 def _summary(g: dict) -> dict:
@@ -372,9 +421,10 @@ def _running_mean(current: list[dict], new: list[dict]) -> list[dict]:
     return out[:64]
 
 
-def _finalize(st: dict, iterations: int, generation, now_text: str) -> None:
+def _finalize(st: dict, iterations: int, generation, now_text: str, note: str = "") -> None:
     verdict = core.final_verdict(st.get("orchestration") or {}, st.get("failedNodes") or [], st.get("failedGroups") or [], iterations)
-    c.set_status_phase(st, verdict.phase, verdict.reason, verdict.message, generation=generation)
+    message = f"{verdict.message}; {note}"[:1024] if note else verdict.message
+    c.set_status_phase(st, verdict.phase, verdict.reason, message, generation=generation)
     if verdict.validation_failed:
         c.set_condition(st.setdefault("conditions", []), c.VALIDATION_FAILED, True, WorkflowReason.JOB_VALIDATION_FAILED,
                         "One or more Jobs failed performance threshold validation", generation=generation)
