@@ -14,6 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
+BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlanner._to_blocks)
+MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
+MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 
 
 
@@ -216,12 +219,12 @@ class CasePlanner:
         failing set it started from is still on record, so look again (bounded).
         """
         s = self.s
-        if s.reopens >= 2:
+        if s.reopens >= MAX_REOPENS:
             return False
         screens: list[int] = []
         other: int | None = None
         for tid, (_r, nodes, tag, outcome, _m, _w) in enumerate(s.tests):
-            if outcome == "P" or len(nodes) < 3 or tag not in ("screen", "cross", "retest", "search"):
+            if outcome == "P" or len(nodes) < 3 or tag not in ("screen", "cross", "retest", "search", "block"):
                 continue
             if self.explained(nodes):
                 continue
@@ -234,6 +237,14 @@ class CasePlanner:
                 other = tid
         if not screens and other is None:
             return False
+        r, nodes, tag = s.tests[other][:3] if other is not None else (0, (), "")
+        if (not screens and tag == "cross" and self._blocks_apply(list(nodes))
+                and not any(t[2] == "block" for t in s.tests[other + 1:])):
+            # the rack probes' failures were all noise: the blocks are the normal next step after
+            # a failing cross check, not a second look (it does not count against the limit)
+            self.mark(nodes, "g")
+            self.new_case("cross", "blocks", members=list(nodes), origin=[other])
+            return True
         s.reopens += 1
         if screens:  # disjoint screen groups: run each once more, all in one round
             for tid in screens:
@@ -242,7 +253,6 @@ class CasePlanner:
                 self.new_case("group", "retest", members=list(nodes), origin=[tid])
             s.notes.append(f"{len(screens)} screen failure(s) were still unexplained; ran them again")
             return True
-        r, nodes, tag = s.tests[other][:3]
         self.mark(nodes, "g")
         s.notes.append(f"round {r} {tag} failure of {len(nodes)} node(s) was still unexplained; searched it again")
         self.new_case("search", "split", members=list(nodes), origin=[other])
@@ -351,16 +361,23 @@ class CasePlanner:
             self.new_case("cross", "repgroup", members=list(range(len(self.s.names))))
         return False
 
-    def open_group(self, members: list[int], origin: list[int], recheck: int = 0) -> None:
-        """A failing screen group; ``recheck`` = the width of a wide screen round (0: narrow)."""
+    def open_group(self, members: list[int], origin: list[int], recheck: int = 0, strict: bool = False) -> None:
+        """A failing screen group; ``recheck`` = the width of a wide screen round (0: narrow).
+
+        ``strict``: its nodes passed an earlier screen (a block after the cross check), so a
+        pair failing inside it already disagrees with one result: confirm before naming.
+        """
         if len(members) <= 3:
             # a link, too, needs one failure more than two flips; among thousands of screen
             # pairs three flips on one pair happen as well: the node is confirmed once more
             extra = {"need": 3, "strict": recheck > WIDE_ROUND ** 2} if recheck else {}
+            if strict:
+                extra["strict"] = True
             self.new_case("suspects", "together" if recheck else "solo", members=list(members),
                           origin=list(origin), **extra)
         else:
-            self.new_case("group", "pairs", members=list(members), origin=list(origin))
+            self.new_case("group", "pairs", members=list(members), origin=list(origin),
+                          **({"strict": True} if strict else {}))
 
     # -- group: a failing screen group, split into pairs -------------------------
     @staticmethod
@@ -385,7 +402,8 @@ class CasePlanner:
                     self.mark(p, "g")
                 else:
                     failing = True
-                    self.new_case("suspects", "solo", members=list(p), origin=case["origin"] + [tid])
+                    self.new_case("suspects", "solo", members=list(p), origin=case["origin"] + [tid],
+                                  **({"strict": True} if case.get("strict") else {}))
             if failing:
                 return False
             case["step"] = "retest"
@@ -462,7 +480,11 @@ class CasePlanner:
                 passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
                 # one against one: let a third run decide (a marginal result weighs half: it
                 # never convicts alone, one clean pass settles it)
-                if self._exact_failures(case, marginal_weight=0.5) >= passes:
+                # In a narrow round (no "need") whose ends both passed with proven-good partners, only a
+                # link is left to explain the one failure; one pass of the pair clears it like any flaky
+                # set (a link missed this way still fails the all-node check that then runs).
+                settled = "need" not in case and case.get("solo_ok", 0) >= 1 and case.get("ctx", "node") == "node"
+                if self._exact_failures(case, marginal_weight=0.5) >= passes and not settled:
                     self.mark(members, "s")
                     return True
                 self.mark(members, "g")  # the pair failure (or the deduction) did not hold up
@@ -637,6 +659,10 @@ class CasePlanner:
         if case["step"] in ("giant", "repgroup"):
             nodes = case["members"] if case["step"] == "giant" else self._reps()
             return [("all", nodes, "cross")]
+        if case["step"] == "blocks":  # never a node another case runs (or claimed) this round
+            free = [i for i in case["members"] if i not in self.busy and i not in self.claimed]
+            case["groups"] = self._blocks(free)
+            return [(f"k{i}", g, "block") for i, g in enumerate(case["groups"])]
         case["groups"] = self._rep_pairs()
         return [(f"r{i}", g, "rack-probe") for i, g in enumerate(case["groups"])]
 
@@ -665,12 +691,13 @@ class CasePlanner:
                                     "cross check that contains them")
             if outcome == "P":
                 return False
+            case["origin"] = [tid]
             if len(self._reps()) >= 2 and any(self.s.domain_names):
                 case["step"] = "reps"
-                case["origin"] = [tid]
                 return True
-            self.new_case("search", "split", members=list(case["members"]), origin=[tid])
-            return False
+            return self._to_blocks(case)
+        if case["step"] == "blocks":
+            return self._done_blocks(case)
         failing = []
         for i, g in enumerate(case["groups"]):
             outcome, tid = self.result(case, f"r{i}")
@@ -679,6 +706,68 @@ class CasePlanner:
         for g, tid in failing:
             self.new_case("suspects", "foreign", members=list(g), origin=case["origin"] + [tid], ctx="link",
                           need=3 if len(case["groups"]) > WIDE_ROUND else 2)
+        if not failing:
+            return self._to_blocks(case)
+        return False
+
+    def _to_blocks(self, case: dict) -> bool:
+        """The cross check failed and no rack probe did: screen the blocks (racks) again first.
+
+        What is left is a node whose screen flipped to a pass, a link inside a rack whose
+        ends were not screened together, a cross-rack link or a flipped cross check. One
+        round of one group per block (n node-rounds, the price of the search's first
+        split) puts the first two inside one block, where pairs and partners name them
+        in two or three rounds, instead of a halving search over all nodes (about 2n).
+        """
+        if not self._blocks_apply(case["members"]):
+            self.new_case("search", "split", members=list(case["members"]), origin=case["origin"])
+            return False
+        case["step"] = "blocks"
+        return True
+
+    def _blocks_apply(self, members: list[int]) -> bool:
+        """Blocks pay off above MIN_BLOCK_NODES nodes; below, halving costs about the same
+        and a block round would only add a round to a cross-rack link's search."""
+        return len(members) > MIN_BLOCK_NODES and len(self._blocks(members)) >= 2
+
+    def _blocks(self, members: list[int]) -> list[list[int]]:
+        """``members`` cut at domain boundaries into blocks of at most BLOCK_SIZE nodes
+        (chunks of ceil(sqrt(n)) without topology labels); no block of one node."""
+        s = self.s
+        cap = BLOCK_SIZE if any(s.domain_names) else max(2, min(BLOCK_SIZE, math.ceil(math.sqrt(len(members)))))
+        out: list[list[int]] = []
+        run: list[int] = []
+        for i in sorted(members):
+            if run and s.dom[i] != s.dom[run[-1]]:
+                out.extend(self._chunks(run, cap))
+                run = []
+            run.append(i)
+        if run:
+            out.extend(self._chunks(run, cap))
+        singles = [b for b in out if len(b) < 2]
+        out = [b for b in out if len(b) >= 2]
+        for b in singles:  # a lone node rides along with the previous block (never a test alone)
+            if out:
+                out[-1] = out[-1] + b
+        return out
+
+    @staticmethod
+    def _chunks(members: list[int], cap: int) -> list[list[int]]:
+        k = math.ceil(len(members) / cap)
+        size = math.ceil(len(members) / k)
+        return [members[i:i + size] for i in range(0, len(members), size)]
+
+    def _done_blocks(self, case: dict) -> bool:
+        failing = []
+        for i, g in enumerate(case["groups"]):
+            outcome, tid = self.result(case, f"k{i}")
+            if outcome != "P":
+                failing.append((g, tid))
+        width = len(case["groups"])
+        for g, tid in failing:
+            self.mark(g, "s")
+            self.open_group(list(g), case["origin"] + [tid], recheck=width if width > WIDE_ROUND else 0,
+                            strict=True)
         if not failing:
             self.new_case("search", "split", members=list(case["members"]), origin=case["origin"])
         return False
@@ -786,7 +875,7 @@ class CasePlanner:
                 if not case.get("deduced"):
                     self.s.notes.append(f"a failing set of {len(case['A']) + len(case['B'])} nodes was not "
                                         "reproduced; treated as a flaky result")
-            elif self.s.reopens < 2:  # reproduced: a flip misled the narrowing; start over on it
+            elif self.s.reopens < MAX_REOPENS:  # reproduced: a flip misled the narrowing; start over on it
                 self.s.reopens += 1
                 self.new_case("search", "split", members=sorted(case["A"] + case["B"]), origin=origin + [tid])
             else:

@@ -377,3 +377,37 @@ def test_representatives_mode_settles_a_marginal_screen_beside_its_cross_group()
                                else fleet.run(g) for g in step.groups])
     assert step.passed and len(rounds) == 2
     assert sorted(rounds[1].tags) == ["cross", "retest"]
+
+
+def test_a_bad_node_whose_screen_flipped_is_found_by_a_block_round_not_a_search():
+    # 64 nodes in 4 racks of 16: node 20's pair screen flips to a pass, so only the all-node
+    # cross check fails; the rack probes pass (20 is no representative) and one round of
+    # rack blocks puts the fault in rack 1, where pairs and partners name it
+    sc = scenario(n=64, rack=16, nodes=[20])
+    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0020" in g)
+    assert {b["name"] for b in v.bad_nodes} == names(20)
+    tags = [t for r in rounds for t in r.tags]
+    assert "block" in tags and "search" not in tags
+    blocks = next(r for r in rounds if "block" in r.tags)
+    assert sorted(len(g) for g in blocks.groups) == [16, 16, 16, 16]  # one group per rack
+    after = sum(len(g) for r in rounds[1:] for g in r.groups)
+    assert after < 3 * 64  # cross 64 + probes + blocks 64 + pairs and partners; a halving search alone is ~2n
+    # named with a confirmation: the pair in its block disagreed with its passing screen
+    assert len([e for e in v.bad_nodes[0]["evidence"] if not e["passed"]]) >= 3
+
+
+def test_small_clusters_keep_the_halving_search_after_a_failing_cross_check():
+    sc = scenario(n=16, rack=4, links=[(1, 9)])
+    v, rounds, _ = drive(sc)
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0001", "gpu-node-0009")]
+    assert "block" not in [t for r in rounds for t in r.tags]
+
+
+def test_a_flipped_pair_screen_in_a_narrow_round_is_cleared_by_one_passing_rerun():
+    # 16 nodes, 8 pair screens (a narrow round): pair (4, 5) flips to a failure. Both ends pass
+    # with proven-good partners, one re-run of the pair passes: cleared (no third run), and the
+    # all-node cross check then certifies the cluster
+    sc = scenario(n=16, rack=4)
+    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0004" in g)
+    assert v.passed and not v.bad_nodes
+    assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["retest"], ["cross"]]
