@@ -480,11 +480,13 @@ class CasePlanner:
                 passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
                 # one against one: let a third run decide (a marginal result weighs half: it
                 # never convicts alone, one clean pass settles it)
-                # In a narrow round (no "need") whose ends both passed with proven-good partners, only a
-                # link is left to explain the one failure; one pass of the pair clears it like any flaky
-                # set (a link missed this way still fails the all-node check that then runs).
-                settled = "need" not in case and case.get("solo_ok", 0) >= 1 and case.get("ctx", "node") == "node"
-                if self._exact_failures(case, marginal_weight=0.5) >= passes and not settled:
+                # Once both ends passed with proven-good partners only a link is left to explain the
+                # pair's failures, and a link has a prior far below a flip's: as many passes as failures
+                # clear the pair (a link missed this way still fails the all-node check that runs when
+                # nothing else was found). Without those partner passes a third run decides.
+                fails = self._exact_failures(case, marginal_weight=0.5)
+                settled = case.get("solo_ok", 0) >= 1 and case.get("ctx", "node") == "node" and passes >= fails
+                if fails >= passes and not settled:
                     self.mark(members, "s")
                     return True
                 self.mark(members, "g")  # the pair failure (or the deduction) did not hold up
@@ -576,7 +578,8 @@ class CasePlanner:
         if case["solo_ok"] >= needed:  # the ends are proven; the pair itself must fail once more
             case["step"] = "together"
         else:
-            case["step"] = "linkcheck" if self._exact_failures(case) >= 2 else "together"
+            # second partners only once the pair's own failures would prove a link; else the pair first
+            case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
 
     # -- node: one suspect, tested with new partners until two results agree -----
