@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-down test unit venv bench clean kube testdeps
+.PHONY: demo demo-down test unit venv bench clean kube trainer testdeps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
@@ -30,12 +30,18 @@ demo-down: $(STAMP)
 kube:
 	bash hack/kube/build.sh
 
+## Pinned Kubeflow Trainer v2 and JobSet controller managers plus their CRDs (the
+## trainjob adapter's end-to-end tests): built once into ~/.cache/nvcre, then reused.
+## NVCRE_TRAINER_DIR=<dir> uses a set you already have.
+trainer:
+	bash hack/trainer/build.sh
+
 ## Tools the tests use beyond Python and Go: Debian's chromium (the HTML report screenshot).
 testdeps:
 	bash hack/install-chromium.sh
 
 ## The whole test suite: unit, integration (real control plane) and end-to-end.
-test: $(STAMP) kube testdeps
+test: $(STAMP) kube trainer testdeps
 	$(PY) -m pytest tests
 
 unit: $(STAMP)

@@ -70,6 +70,10 @@ def workload_phase(objects: list[dict], pods: list[dict]) -> WorkloadPhase:
             return WorkloadPhase(SUCCEEDED, c.get("message", ""))
         if (tj.get("spec") or {}).get("suspend"):
             return WorkloadPhase(PENDING, "suspended")
+        if any((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods):
+            # Pods ran and some finished: the TrainJob is finishing (JobSet and Trainer
+            # set Complete a moment after the launcher exits), not pending again.
+            return WorkloadPhase(RUNNING)
     batch = [o for o in objects if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1"]
     if batch:
         for job in batch:

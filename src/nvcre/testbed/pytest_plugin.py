@@ -11,6 +11,8 @@ Registered in tests/conftest.py with ``pytest_plugins = ["nvcre.testbed.pytest_p
 - ``api_client`` (session): ``kubernetes.client.ApiClient`` for that kubeconfig.
 - ``namespace`` (function): a fresh namespace (its default ServiceAccount exists, so
   pods can be created), deleted after the test.
+- ``kubeflow_trainer`` (module): Kubeflow Trainer v2 + JobSet on ``control_plane``
+  (:class:`nvcre.testbed.trainer.KubeflowTrainer`), uninstalled after the module.
 - ``kubectl`` / ``helm`` (session): ``kubectl(*args, check=True, input=None, timeout=120)``
   runs the pinned binary against the cluster and returns a CompletedProcess (text).
 
@@ -184,3 +186,25 @@ def namespace(api_client, request: pytest.FixtureRequest) -> Iterator[str]:
             if exc.status != 404:
                 raise
 
+
+
+@pytest.fixture(scope="module")
+def kubeflow_trainer(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory):
+    """Kubeflow Trainer v2 + JobSet running against ``control_plane`` for one test module.
+
+    Module-scoped and fully uninstalled at teardown (webhooks, CRDs, processes): the
+    controller picks the trainjob adapter whenever TrainJob is served, so leaving it
+    installed would change which adapter later modules' tests exercise.
+    A missing build fails the test with `make trainer`; it never skips.
+    """
+    from nvcre.testbed.trainer import KubeflowTrainer, TrainerMissing
+
+    try:
+        trainer = KubeflowTrainer(control_plane, tmp_path_factory.mktemp("kubeflow-trainer"))
+        trainer.start()
+    except (TrainerMissing, ControlPlaneError) as exc:
+        pytest.fail(f"Kubeflow Trainer: {exc.message}", pytrace=False)
+    try:
+        yield trainer
+    finally:
+        trainer.stop()

@@ -98,9 +98,11 @@ def _render_mpi(ctx: RenderContext) -> list[dict[str, Any]]:
     jobset = {
         "network": {"publishNotReadyAddresses": True},
         "successPolicy": {"operator": "All", "targetReplicatedJobs": ["launcher"]},
+        # JobSet admits dependsOn only on a later replicatedJob than the one it waits
+        # for, so the workers come first and the launcher, gated on them, second.
         "replicatedJobs": [
-            _replicated_job(ctx, "launcher", "launcher", launcher_pod, trainer_step=True, depends_on=not kai),
             _replicated_job(ctx, "node", "worker", node_pod, trainer_step=False),
+            _replicated_job(ctx, "launcher", "launcher", launcher_pod, trainer_step=True, depends_on=not kai),
         ],
     }
     policy = {"numNodes": 1, "mpi": {"mpiImplementation": "OpenMPI", "numProcPerNode": ctx.w.gpus_per_node,

@@ -1,0 +1,136 @@
+"""The trainjob adapter end to end with the real Kubeflow Trainer v2 and JobSet.
+
+Both controller managers are built from their pinned Go modules (``make trainer``)
+and run against the test bed's API server with their admission webhooks served for
+real. The nvcre controller runs with its default adapter choice (``auto``): Trainer's
+TrainJob being served must make it pick trainjob, and each workload must then go
+TrainJob -> JobSet -> batch Jobs -> pods on the simulated fleet.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcre.kube.resources import NVCRE_API_VERSION
+
+TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+
+
+@pytest.fixture
+def trainer_kube(kubeflow_trainer, kube):
+    """The API client, once Trainer and JobSet serve the test bed."""
+    return kube
+
+
+def _workflow_jobs(kube, namespace: str, workflow: str) -> list[dict]:
+    return kube.list(NVCRE_API_VERSION, "Job", namespace, label_selector=f"nvcre.nvidia.com/workflow={workflow}")
+
+
+def test_nccl_certification_runs_through_trainjob(trainer_kube, sim_fleet, controller, namespace, e2e):
+    kube = trainer_kube
+    sim_fleet.start("healthy.yaml", nodes=4, racks=1)
+    controller.start()
+    category = {"domain": "communication", "variant": "nccl-all-reduce",
+                "options": {"testScale": "full-scale", "thresholds": {"busBandwidthGBps": "value >= 100"}}}
+    e2e.apply(kube, e2e.certification("tj-nccl", namespace, [category]))
+
+    # While it runs: a TrainJob and its JobSet exist, our Jobs are the JobSet's, not ours.
+    def trainjob_running():
+        tjs = kube.list(TRAINER_API, "TrainJob", namespace)
+        jss = kube.list(JOBSET_API, "JobSet", namespace)
+        return (tjs, jss) if tjs and jss else None
+
+    tjs, jss = e2e.wait_for(trainjob_running, 120, "a TrainJob and its JobSet", controller.log_tail)
+    assert {t["metadata"]["name"] for t in tjs} == {j["metadata"]["name"] for j in jss}
+    batch = kube.list("batch/v1", "Job", namespace)
+    assert batch and all(JOBSET_LABEL in (j["metadata"].get("labels") or {}) for j in batch), [
+        j["metadata"]["name"] for j in batch]
+
+    cert = e2e.wait_terminal(kube, "Certification", "tj-nccl", namespace, 600, controller)
+    st = cert["status"]
+    assert e2e.true_condition(cert, "Succeeded"), st
+    assert st["summary"]["result"] == "PASSED", st["summary"]
+    wf_name = st["categoryStatuses"][0]["workflowRef"]["name"]
+    wf = kube.get(NVCRE_API_VERSION, "Workflow", wf_name, namespace)
+    # the controller ran with its default (auto) adapter choice and found TrainJob served
+    assert wf["metadata"]["annotations"]["nvcre.nvidia.com/adapter"] == "trainjob"
+    assert wf["spec"]["jobTemplate"]["spec"]["workload"]["native"]["adapter"] == "trainjob"
+    table = wf["status"].get("bandwidth") or []
+    assert len(table) >= 5 and all(row["busBwGBps"] > 0 for row in table[-3:]), table
+    assert wf["status"].get("transport") == ["IB"]
+    jobs = _workflow_jobs(kube, namespace, wf_name)
+    assert len(jobs) == 1 and jobs[0]["status"]["workloadRef"]["kind"] == "TrainJob"
+    assert sorted(jobs[0]["status"]["nodesRan"]) == sorted(sim_fleet.nodes)
+    assert jobs[0]["status"]["measurements"]["busBandwidthGBps"] >= 100
+    # Cleaned up: the TrainJob, its runtime and JobSet are gone once the Job ended.
+    e2e.wait_for(lambda: not kube.list(TRAINER_API, "TrainJob", namespace)
+                 and not kube.list(TRAINER_API, "TrainingRuntime", namespace)
+                 and not kube.list(JOBSET_API, "JobSet", namespace), 60, "the TrainJob to be cleaned up")
+
+
+def _workloadrun(name: str, namespace: str, framework: dict, *, nodes: int = 2, placement: str = "Pinned") -> dict:
+    return {"apiVersion": NVCRE_API_VERSION, "kind": "WorkloadRun", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "framework": framework, "numNodes": nodes,
+                     "orchestration": {"placement": placement, "timeoutPerJob": "30m"}}}
+
+
+def _workload_kinds(kube, namespace: str, run: dict) -> set[str]:
+    wf = kube.get(NVCRE_API_VERSION, "Workflow", run["status"]["workflowRef"]["name"], namespace)
+    return {j["status"]["workloadRef"]["kind"] for j in _workflow_jobs(kube, namespace, wf["metadata"]["name"])}
+
+
+def test_torch_policy_workloads_run_through_trainjob(trainer_kube, sim_fleet, controller, namespace, e2e):
+    """torch policy: a torch WorkloadRun (two Pinned groups) and Megatron training
+    (torchrun with Trainer's PET_* rendezvous env), measured from the ranks' logs."""
+    kube = trainer_kube
+    sim_fleet.start("healthy.yaml", nodes=4, racks=1)
+    controller.start()
+    e2e.apply(kube, _workloadrun("torch", namespace, {"torch": {"script": "/workspace/train.py", "args": ["--epochs", "1"]}}))
+    e2e.apply(kube, e2e.certification("tj-train", namespace, [{"domain": "training", "variant": "nemotron5-8b"}]))
+
+    run = e2e.wait_terminal(kube, "WorkloadRun", "torch", namespace, 300, controller)
+    assert e2e.true_condition(run, "Succeeded"), run["status"]
+    assert _workload_kinds(kube, namespace, run) == {"TrainJob"}
+
+    cert = e2e.wait_terminal(kube, "Certification", "tj-train", namespace, 600, controller)
+    assert e2e.true_condition(cert, "Succeeded"), cert["status"]
+    wf_name = cert["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    jobs = _workflow_jobs(kube, namespace, wf_name)
+    assert jobs and all(j["status"]["workloadRef"]["kind"] == "TrainJob" for j in jobs)
+    m = jobs[0]["status"]["measurements"]
+    assert m["avgTFLOPsPerGPU"] > 0 and 0 < m["goodputRatio"] <= 1, m
+    gms = kube.list(NVCRE_API_VERSION, "GoodputMeasurement", namespace,
+                    label_selector=f"nvcre.nvidia.com/workflow={wf_name}")
+    assert gms and all(float(g["status"]["trainingTimeSec"]) > 0 for g in gms)
+
+
+def test_failed_trainjob_names_the_pod_node_and_exit_code(trainer_kube, sim_fleet, controller, namespace, e2e):
+    kube = trainer_kube
+    sim_fleet.start("healthy.yaml", nodes=2, racks=1)
+    controller.start()
+    e2e.apply(kube, _workloadrun("boom", namespace, {"exec": {"command": ["sh", "-c", "echo starting; sleep 5; echo boom; exit 3"]}}))
+    run = e2e.wait_terminal(kube, "WorkloadRun", "boom", namespace, 300, controller)
+    assert e2e.true_condition(run, "Failed"), run["status"]
+    wf = kube.get(NVCRE_API_VERSION, "Workflow", run["status"]["workflowRef"]["name"], namespace)
+    (job,) = _workflow_jobs(kube, namespace, wf["metadata"]["name"])
+    failed = e2e.true_condition(job, "Failed")
+    assert failed["reason"] == "WorkloadFailed" and "TrainJob/" in failed["message"], failed
+    log = job["status"]["failureLog"]
+    assert log["exitCode"] == 3 and log["reason"] == "Error", log
+    assert log["podName"].startswith(job["status"]["workloadRef"]["name"] + "-node-0-"), log
+    assert log["nodeName"] in sim_fleet.nodes and "boom" in log["tail"], log
+    assert {n["reason"] for n in job["status"]["failedNodes"]} == {"WorkloadFailed"}
+    e2e.wait_for(lambda: not kube.list(TRAINER_API, "TrainJob", namespace), 60, "the failed TrainJob to be cleaned up")
+
+
+def test_adapter_native_when_asked_even_with_trainer_installed(trainer_kube, sim_fleet, controller, namespace, e2e):
+    kube = trainer_kube
+    sim_fleet.start("healthy.yaml", nodes=2, racks=1)
+    controller.start("--adapter", "native")
+    e2e.apply(kube, _workloadrun("plain", namespace, {"exec": {"command": ["echo", "hello"]}}))
+    run = e2e.wait_terminal(kube, "WorkloadRun", "plain", namespace, 300, controller)
+    assert e2e.true_condition(run, "Succeeded"), run["status"]
+    assert _workload_kinds(kube, namespace, run) == {"Job"}
+    assert not kube.list(TRAINER_API, "TrainJob", namespace)
