@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "diagnose"))
 from diagnose_baseline import run_baseline  # noqa: E402
 
 from nvcre.planning.diagnose import DiagnosePolicy  # noqa: E402
-from nvcre.planning.diagnose_sim import KINDS, Fleet, make_scenario, run_planner  # noqa: E402
+from nvcre.planning.diagnose_sim import KINDS, RACK_SIZES, Fleet, make_scenario, run_planner  # noqa: E402
 
 SIZES = (16, 64, 232, 512, 4096)
 NOISE = (0.0, 0.01, 0.05)
@@ -66,6 +66,9 @@ def one(args):
     }
     base["found"] = (base["fn"] == 0 and base["fp"] == 0 and base["link"] is not False
                      and base["rack"] is not False)
+    bm = run_baseline(sc, Fleet(sc), mnnvl=True)  # the reference with MNNVL on (GB200/GB300 default)
+    base["nr_mnnvl"], base["nr_after_mnnvl"] = bm.node_rounds, bm.node_rounds_after_first
+    base["racks"] = len(set(sc.topology.values())) if sc.topology else math.ceil(n / max(math.ceil(math.sqrt(n)), 2))
     return (n, kind, flip, cross), len(truth), ours, base
 
 
@@ -96,6 +99,136 @@ def link_round_bound(n: int) -> int:
     candidates, and r >= log C(n,2) / log(1/0.382).
     """
     return math.ceil(math.log(math.comb(n, 2)) / math.log(1 / (1 - GOLDEN)))
+
+
+def node_floors(cls, fault_node) -> list:
+    """Floors for the node-fault classes that miss the GPU-time ratios (docs/design/050).
+
+    Expected node-rounds after round 1 at flip rate p with G pair screens and one bad node:
+    every failing screen group must be run again before it is cleared or named (p*(G-1)*2),
+    the bad pair needs a partner test for each end (4), and a bad node whose screen flipped
+    to a pass (probability p) costs the all-node check (n) plus finding it again (at least
+    n/2 in expectation, one small group at a time; a one-round re-screen costs n). Our
+    evidence rules add a third run when a re-run disagrees (wide rounds) or partner tests
+    first (narrow rounds).
+    """
+    out = []
+    print("\none bad node, classes that miss a ratio, against floors (expected node-rounds after round 1 / reference's):")
+    print("    n class   p     ours  floor(any planner)  floor(our evidence rules)")
+    infeasible = []
+    for k, a, t in fault_node:
+        if (a <= 0.6 and t <= 1.0) or k[1] != "node":
+            continue
+        n, kind, p = k[0], k[1], k[2]
+        c = cls[k]
+        d = mean(c["d"])
+        ref_after = mean([x["nr_after"] for x in c["base"]])
+        groups = n // 2
+        flipped = p * (groups - d)
+        own = 4 * d * (1 - p)
+        universal = flipped * 2 + own + p * (n + n / 2)
+        per_flip = 2 + 2 * (1 - p) if groups > 8 else 4 + 2
+        ours_rules = flipped * per_flip + own + p * 2 * n
+        fu, fo = universal / ref_after, ours_rules / ref_after
+        if fo > 0.6:
+            infeasible.append(k)
+        print(f"{n:>5} {kind:<6} {p:.2f}  {a:>5.2f}  {fu:>18.2f}  {fo:>25.2f}")
+    print("  (expected values: one re-run per flipped screen group, 4 node-rounds for the bad pair and, with probability p,\n"
+          "   a bad node whose screen flipped to a pass: the all-node check plus n/2 (any planner) or n (one block round,\n"
+          "   ours); 'our evidence rules' add the third run that settles a disagreement (wide rounds) or the partner tests\n"
+          "   before the re-run (narrow rounds). A class of 8 seeds at 4096 nodes usually holds no hidden-node run, so its\n"
+          "   sample mean can sit under the expected floor)")
+    p_le1 = [k for k, a, t in fault_node if k[2] <= 0.01]
+    miss_le1 = [k for k, a, t in fault_node if k[2] <= 0.01 and (a > 0.6 or t > 1.0)]
+    out.append((not miss_le1,
+                f"GPU time, node faults, p <= 1%: both ratios met in {len(p_le1) - len(miss_le1)}/{len(p_le1)} classes"
+                + (f" (missed: {', '.join(f'n={k[0]} {k[1]} p={k[2]:.2f}' for k in miss_le1)})" if miss_le1 else "")))
+    out.append((None,
+                f"GPU time, one bad node, p = 5%: expected floor above 0.6x under our evidence rules at "
+                f"{', '.join(f'n={k[0]}' for k in infeasible) or 'no n'} (see the floors above)"))
+    return out
+
+
+def every_class_argument(cls) -> list:
+    """Check, on the measured reference costs, why 'every class' is out of reach (docs/design/050).
+
+    Premise, as in the target ("the screen itself costs every node once in any scheme"): round 1
+    screens groups inside racks, so it holds no cross-rack pair. A bad link is seen only in a
+    group holding both ends, and groups of total size s hold at most s^2/2 pairs.
+    (a) Healthy: every node still has partners in other racks, so after the screen either one
+        group holds all n nodes or every node is in another group: >= n more, total >= 2n.
+        The reference pays n + R with MNNVL off (2n + R with MNNVL on).
+    (b) Links: to name a cross-rack link with recall 0.99 the passing groups after the screen
+        must go on until 99 % of the cross-rack pairs were held; the link sits at a uniform
+        rank r and is first held after >= sqrt(2r) node-rounds: F = (2/3) sqrt(2 * 0.99 *
+        crossPairs) + 2 (the pair itself) in expectation, before any narrowing. The reference
+        never sees the link and pays its healthy after-round-1 cost there.
+    (c) Without the premise, MNNVL off: a link-finding planner at or under n + R on a healthy
+        cluster runs the all-node group with <= R node-rounds before it (else 2n by (a)); a
+        bad node outside those fails it, and every other node, seen only in failing tests,
+        needs a passing test: >= 2n - R + 1, above the reference's one-bad-node total.
+    """
+    print("\nevery class: why it is out of reach, on the measured reference (p = 0; screen-first planners; "
+          "F = expected node-rounds until a group first holds the link)")
+    print("    n    R crossPairs | healthy total: >=2n  ref off  ref on  ours |     F  0.6x ref link after: off"
+          "     on  ours | no premise: 2n-R+1  ref node total (off)")
+    off_ok, on_n, open_n, tot_n = True, [], [], []
+    on_healthy = True
+    for n in sorted({k[0] for k in cls}):
+        h, nd, lc = (cls.get((n, kind, 0.0, "full")) for kind in ("healthy", "node", "link-cross"))
+        if not (h and nd and lc):
+            continue
+        racks = h["base"][0]["racks"]
+        rack_size = RACK_SIZES.get(n, 16)
+        sizes = [rack_size] * (n // rack_size) + ([n % rack_size] if n % rack_size else [])
+        cross = math.comb(n, 2) - sum(math.comb(x, 2) for x in sizes)
+        f = (2 / 3) * math.sqrt(2 * 0.99 * cross) + 2
+        l_off = 0.6 * mean([x["nr_after"] for x in lc["base"]])
+        l_on = 0.6 * mean([x["nr_after_mnnvl"] for x in lc["base"]])
+        l_ours = mean([x["nr_after"] for x in lc["ours"]])
+        node_ref = mean([x["nr"] for x in nd["base"]])
+        h_ours, h_off, h_on = (mean([x[key] for x in rows]) for key, rows in
+                               (("nr", h["ours"]), ("nr", h["base"]), ("nr_mnnvl", h["base"])))
+        off_ok = off_ok and 2 * n > h_off and f > l_off
+        (on_n if f > l_on else open_n).append(n)
+        if 2 * n - racks + 1 > node_ref:
+            tot_n.append(n)
+        on_healthy = on_healthy and h_ours <= h_on
+        print(f"{n:>5} {racks:>4} {cross:>10} | {2 * n:>19} {h_off:>8.0f} {h_on:>7.0f} {h_ours:>5.0f} | {f:>5.0f}"
+              f" {l_off:>23.0f} {l_on:>6.0f} {l_ours:>5.0f} | {2 * n - racks + 1:>18} {node_ref:>21.0f}")
+    print("  (MNNVL on is the reference's default on GB200/GB300: it re-screens every domain without NVLink, so a\n"
+          "   healthy cluster costs it 2n + R, and our all-node cross check costs no more than that)")
+    sizes_txt = ", ".join(str(n) for n in sorted({k[0] for k in cls}))
+    return [
+        (None, "every class, MNNVL off: out of reach for any screen-first planner that names cross-rack links, at "
+               + ("every n (" + sizes_txt + ")" if off_ok else "NOT every n: see the table")
+               + ": healthy >= 2n against the reference's n + R, link classes F > 0.6x its after-round-1 cost; "
+               f"without the premise healthy and one-bad-node totals still cannot both be <= 1.0 at n = "
+               f"{', '.join(map(str, tot_n))} (2n-R+1, worst placement)"),
+        (None, "every class, MNNVL on: healthy is within reach (met, next line); link classes out of reach at n = "
+               f"{', '.join(map(str, on_n)) or '-'} (F > 0.6x)"
+               + (f"; at n = {', '.join(map(str, open_n))} this counting bound stays under 0.6x, so it does not "
+                  "settle the question there" if open_n else "")),
+        (on_healthy, "healthy cluster against the reference with MNNVL on (GB200/GB300 default): "
+                     "our total <= its total at every n"),
+    ]
+
+
+def economy_line(cls) -> tuple:
+    """crossCheck: representatives (the economy mode) against the reference, healthy and rack classes."""
+    rows = []
+    for k in sorted(cls):
+        if k[3] != "representatives" or k[1] not in ("healthy", "rack"):
+            continue
+        c = cls[k]
+        rows.append((k[0], k[1], mean([x["nr"] for x in c["ours"]]) / mean([x["nr"] for x in c["base"]]),
+                     mean([float(x["rack"]) for x in c["ours"] if x["rack"] is not None]) if k[1] == "rack" else None))
+    healthy = ", ".join(f"n={n} {t:.3f}" for n, kind, t, _ in rows if kind == "healthy")
+    racks = ", ".join(f"n={n} {t:.2f}" for n, kind, t, _ in rows if kind == "rack")
+    return (None,
+            f"crossCheck: representatives (economy mode), total node-rounds / reference's (p = 0): healthy {healthy} "
+            f"(the same n + R; above 1 only by re-runs of results within marginalBand of the threshold, which the "
+            f"reference takes at face value); rack {racks} (we name the rack, the reference a healthy representative)")
 
 
 def mean(xs):
@@ -284,8 +417,8 @@ def main() -> int:
                     f"worst total {max((v[1] for _, v in fair_node), default=0):.2f})"))
     results.append((not bad_after and not bad_total,
                     f"GPU time, every class: after-ratio > 0.6 in {len(bad_after)} and total > 1.0 in "
-                    f"{len(bad_total)} of {len(gpu_full)} classes (healthy/link/rack classes pay the all-node "
-                    "cross check the reference does not run)"))
+                    f"{len(bad_total)} of {len(gpu_full)} classes (out of reach for any planner that finds "
+                    "cross-rack links: see 'every class' below and docs/design/050)"))
     fair_bad = [k for k, v in fair_rows.items() if (v[0] > 0.6 and k[1] != "healthy") or v[1] > 1.0]
     no_ref = sorted({(k[0], k[1]) for k, _, _ in gpu_full if k not in fair_rows})
     results.append((not fair_bad,
@@ -302,6 +435,8 @@ def main() -> int:
     print("  (p = 5%: a flipped screen pair costs a re-run and a third run, 4 node-rounds, and a bad node whose "
           "screen flipped to a pass\n   is found only through the all-node cross check and a search, about 3n "
           "node-rounds; the reference skips that check and\n   misses the node instead: see its recall column)")
+    results.extend(node_floors(cls, fault_node))
+    results.extend(every_class_argument(cls))
     links = [x["link"] for k, c in cls.items() if k[3] == "full" and k[1] in ("link-intra", "link-cross") and k[2] <= 0.01
              for x in c["ours"]]
     blinks = [x["link"] for k, c in cls.items() if k[3] == "full" and k[1] == "link-cross" and k[2] <= 0.01
@@ -313,11 +448,12 @@ def main() -> int:
                for x in c["ours"]]
     results.append((max(healthy) <= 2, f"healthy cluster certified in <= 2 rounds (p=0): max {max(healthy)}"))
     results.append((big_max < 50, f"planning one round at n=4096 < 50 ms: max {big_max:.1f} ms"))
+    results.append(economy_line(cls))
     disjoint = all(x["disjoint"] for c in cls.values() for x in c["ours"])
     results.append((disjoint, "every round node-disjoint"))
     print()
     for ok, text in results:
-        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+        print(f"{'INFO' if ok is None else 'PASS' if ok else 'FAIL'}  {text}")
     return 0
 
 

@@ -6,8 +6,15 @@ ceil(sqrt(n)) without topology), one inter-domain round over a healthy
 representative per passing screen group, halving of failed groups down to
 minGroupSize, cross-boundary probes when both halves of a failed group pass,
 and a final confirmation round that pairs each suspect with a healthy reference.
-The MNNVL (no-NVL) re-screen is not modelled: the simulated fleet has no NVLink
-fabric switch to toggle, so the reference would skip that stage too.
+
+MNNVL: when the job template enables multi-node NVLink (the default on GB200 and
+GB300), the reference re-screens the domains with NCCL_MNNVL_ENABLE=0 before the
+inter-domain round (stage intra-screening-no-nvl; a domain that passed with NVLink
+and fails without is a fabric problem, so passed domains are re-run too, which is
+why its ADR counts 3 rounds for an all-healthy cluster). ``mnnvl=False`` (the
+benchmark's yardstick, the cheaper one) skips that stage as the reference does when
+MNNVL is off; ``mnnvl=True`` models it. The simulated fleet has no NVLink fabric to
+switch off, so a no-NVL screen fails exactly when a screen would.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ class BaselineResult:
     stages: list[str] = field(default_factory=list)
 
 
-def run_baseline(sc, fleet, min_group_size: int = 2) -> BaselineResult:
+def run_baseline(sc, fleet, min_group_size: int = 2, mnnvl: bool = False) -> BaselineResult:
     """Diagnose scenario ``sc`` on ``fleet`` (which runs groups) the reference's way."""
     out = BaselineResult(set(), [])
     nodes = sorted(sc.nodes)
@@ -43,7 +50,7 @@ def run_baseline(sc, fleet, min_group_size: int = 2) -> BaselineResult:
             out.node_rounds += len(g)
             if out.rounds > 1:
                 out.node_rounds_after_first += len(g)
-            if not r.passed and out.first_fail_round is None and tag in ("screen", "inter"):
+            if not r.passed and out.first_fail_round is None and tag in ("screen", "no-nvl", "inter"):
                 out.first_fail_round = out.rounds
             res.append(r.passed)
         return res
@@ -58,6 +65,9 @@ def run_baseline(sc, fleet, min_group_size: int = 2) -> BaselineResult:
         k = max(math.ceil(math.sqrt(len(nodes))), 2)
         screen = [nodes[i:i + k] for i in range(0, len(nodes), k)]
     passed = run_round(screen, ["screen"] * len(screen))
+    if mnnvl:  # Stage 1a': every domain once more without NVLink; failing either way = failed
+        again = run_round(screen, ["no-nvl"] * len(screen))
+        passed = [a and b for a, b in zip(passed, again)]
     healthy: set[str] = set()
     failed: list[list[str]] = []
     for g, ok in zip(screen, passed):
