@@ -134,3 +134,33 @@ def test_adapter_native_when_asked_even_with_trainer_installed(trainer_kube, sim
     assert e2e.true_condition(run, "Succeeded"), run["status"]
     assert _workload_kinds(kube, namespace, run) == {"Job"}
     assert not kube.list(TRAINER_API, "TrainJob", namespace)
+
+
+def test_training_restarts_from_checkpoint_through_trainjob(trainer_kube, sim_fleet, controller, namespace, e2e):
+    """A training rank that dies after a checkpoint save fails the JobSet (and so the
+    TrainJob); the Job restarts the workload under the same names, keeping the volume."""
+    kube = trainer_kube
+    scenario = {"name": "crashy", "fleet": {"nodes": 1, "platform": "aws", "gpu": "h100", "racks": 1}, "seed": 4,
+                "noise": 0.0, "faults": [{"type": "flaky-node", "node": "gpu-node-01", "probability": 1.0}]}
+    sim_fleet.start(scenario, time_scale=600.0)
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "nvcre-e2e-trainjob-checkpoints"},
+              "spec": {"capacity": {"storage": "20Ti"}, "accessModes": ["ReadWriteMany"],
+                       "persistentVolumeReclaimPolicy": "Delete", "storageClassName": "",
+                       "hostPath": {"path": "/tmp/nvcre-e2e-trainjob-checkpoints"}}}
+    kube.create(volume)
+    try:
+        controller.start()
+        e2e.apply(kube, e2e.certification("tj-ckpt", namespace, [
+            {"domain": "training", "variant": "nemotron5-8b",
+             "options": {"enableCheckpoint": True, "maxRestarts": 1, "maxSteps": 3000, "saveInterval": 20,
+                         "exitDurationMins": 600, "storageSize": "1Ti"}}]))
+        cert = e2e.wait_terminal(kube, "Certification", "tj-ckpt", namespace, 600, controller)
+        (job,) = kube.list(NVCRE_API_VERSION, "Job", namespace)
+        st = job["status"]
+        assert st.get("restartCount") == 1, (st, cert["status"])
+        assert st["workloadRef"]["kind"] == "TrainJob"
+        assert kube.get("v1", "ConfigMap", f"{job['metadata']['name']}-attempt-1", namespace)
+        gm = kube.list(NVCRE_API_VERSION, "GoodputMeasurement", namespace)[0]["status"]
+        assert int(gm["interruptionCount"]) >= 1 and float(gm["lostWorkTimeSec"]) > 0, gm
+    finally:
+        kube.delete("v1", "PersistentVolume", "nvcre-e2e-trainjob-checkpoints")
