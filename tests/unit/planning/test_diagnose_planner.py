@@ -411,3 +411,24 @@ def test_a_flipped_pair_screen_in_a_narrow_round_is_cleared_by_one_passing_rerun
     v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0004" in g)
     assert v.passed and not v.bad_nodes
     assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["retest"], ["cross"]]
+
+
+def test_a_twice_flipped_pair_in_a_wide_round_reruns_itself_before_second_partners():
+    # 32 nodes, 16 pair screens (a wide round): pair (4, 5) flips to a failure in the screen and
+    # again in its re-run. Both ends pass with partners; only a link is left, so the pair runs
+    # again (not four more partner tests) and is cleared once it passed as often as it failed
+    sc = scenario(n=32, rack=8)
+    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r <= 2 and "gpu-node-0004" in g)
+    assert v.passed and not v.bad_nodes and not v.bad_links
+    assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["retest"], ["retest"], ["cross"]]
+    assert sum(len(g) for r in rounds[1:-1] for g in r.groups) == 10
+
+
+def test_a_link_on_a_screen_pair_of_a_wide_round_needs_three_failures_of_the_pair():
+    sc = scenario(n=32, rack=8, links=[(4, 5)])
+    v, rounds, _ = drive(sc)
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0004", "gpu-node-0005")]
+    assert not v.bad_nodes
+    assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["retest"], ["confirm", "confirm"]]
+    failed_alone = [e for e in v.bad_links[0]["evidence"] if not e["passed"] and e["size"] == 2]
+    assert len(failed_alone) == 3
