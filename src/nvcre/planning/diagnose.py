@@ -27,7 +27,10 @@ Error model (what the planner assumes about the measurements)
       exactly that pair) while each end passed with other partners; a rack only
       after two crossing tests with different nodes and partners failed while its
       nodes pass inside the rack.
-      The residual error per decision is therefore O(p^2).
+      The residual error per decision is therefore O(p^2). Disagreements are
+      settled by a third run; a pair whose ends both passed with proven-good
+      partners (only a link is left) is cleared once its own re-runs passed as
+      often as it failed.
 
 Algorithm (rounds after a failing screen, in the common case)
     1. Screen: each topology domain chunked to ``max_screen_size`` nodes (default
@@ -45,8 +48,11 @@ Algorithm (rounds after a failing screen, in the common case)
        alternative needs two flips); two failures go to one confirmation round
        with new partners; none means the pair fails only together (a link).
     Cross-domain faults are narrowed with representative pairs per domain
-    (racks) and, for links, a halving search over node sets whose members are
-    mixed across the halves (both halves pass -> the fault crosses them).
+    (racks); when none of those fails, every rack runs once more as one block
+    (a node whose screen flipped to a pass, or a link inside a rack, then shows
+    in one block), and only then, for links, a halving search over node sets
+    whose members are mixed across the halves (both halves pass -> the fault
+    crosses them).
 
 State is a plain, compact dict (``DiagnoseState.to_dict``/``from_dict``): node
 names and domains compressed, node sets as index ranges, the test history kept
