@@ -164,3 +164,37 @@ def test_training_restarts_from_checkpoint_through_trainjob(trainer_kube, sim_fl
         assert int(gm["interruptionCount"]) >= 1 and float(gm["lostWorkTimeSec"]) > 0, gm
     finally:
         kube.delete("v1", "PersistentVolume", "nvcre-e2e-trainjob-checkpoints")
+
+
+def test_unschedulable_trainjob_pods_block_then_recover(trainer_kube, sim_fleet, controller, namespace, e2e):
+    """JobSet's pods the scheduler cannot place are seen through the TrainJob's labels:
+    WorkloadSchedulingBlocked with the scheduler's message, then a normal finish."""
+    kube = trainer_kube
+    sim_fleet.start("healthy.yaml", nodes=1, racks=1)
+    controller.start()
+    hog = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-hog", "namespace": namespace},
+           "spec": {"nodeName": "gpu-node-01", "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": "hog", "image": "busybox", "command": ["sleep", "1000000"],
+                                    "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}}}]}}
+    kube.create(hog)
+    e2e.wait_for(lambda: (kube.get("v1", "Pod", "gpu-hog", namespace) or {}).get("status", {}).get("phase") == "Running",
+                 60, "the GPU hog to run")
+    e2e.apply(kube, e2e.certification("tj-blocked", namespace, [
+        {"domain": "communication", "variant": "nccl-loopback",
+         "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": "10m"}}]))
+
+    def blocked():
+        for job in kube.list(NVCRE_API_VERSION, "Job", namespace):
+            cond = e2e.true_condition(job, "InProgress")
+            if cond and cond["reason"] == "WorkloadSchedulingBlocked":
+                return job
+        return None
+
+    job = e2e.wait_for(blocked, 120, "WorkloadSchedulingBlocked", controller.log_tail)
+    assert job["status"]["workloadRef"]["kind"] == "TrainJob"
+    assert "nvidia.com/gpu" in e2e.true_condition(job, "InProgress")["message"]
+    kube.delete("v1", "Pod", "gpu-hog", namespace)
+    cert = e2e.wait_terminal(kube, "Certification", "tj-blocked", namespace, 300, controller)
+    assert e2e.true_condition(cert, "Succeeded"), cert["status"]
+    done = kube.get(NVCRE_API_VERSION, "Job", job["metadata"]["name"], namespace)
+    assert done["status"].get("schedulingResumedTime") and not done["status"].get("failedNodes")

@@ -193,9 +193,18 @@ class KubeflowTrainer:
         self._installed_crds = present.returncode != 0
         for sub in ("jobset", "trainer"):
             self._kubectl("apply", "--server-side", "--force-conflicts", "-f", str(self.set_dir / "crds" / sub))
-        wait = max(5, int(deadline - time.monotonic()))
-        self._kubectl("wait", "--for=condition=Established", f"--timeout={wait}s",
-                      *(f"crd/{name}" for name in CRD_NAMES))
+        # Polled, not `kubectl wait`: that errors out on a CRD whose status has no
+        # conditions yet instead of waiting for them.
+        pending = list(CRD_NAMES)
+        while pending:
+            listing = json.loads(self._kubectl("get", "crd", *pending, "-o", "json").stdout)
+            pending = [item["metadata"]["name"] for item in listing.get("items", [])
+                       if not any(c.get("type") == "Established" and c.get("status") == "True"
+                                  for c in (item.get("status") or {}).get("conditions") or [])]
+            if pending and time.monotonic() > deadline:
+                raise ControlPlaneError(f"CRDs not Established in time: {', '.join(pending)}")
+            if pending:
+                time.sleep(0.2)
 
     def _env(self) -> dict[str, str]:
         # TMPDIR: controller-runtime keeps scratch files there; one per test bed.
