@@ -54,6 +54,16 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
     assert child["metadata"]["ownerReferences"][0]["name"] == wf["metadata"]["name"]
     assert e2e.true_condition(child, "Failed") and child["spec"]["orchestration"]["testScale"] == "diagnose"
     assert st["summary"]["failedNodeCount"] == 2
+    # the reference's node-result ConfigMaps, referenced from the Workflow and the category
+    from nvcre.controller import node_results
+
+    refs = (wf["status"]["succeededNodesRef"], wf["status"]["failedNodesRef"])
+    assert (nccl["succeededNodesRef"], nccl["failedNodesRef"]) == refs
+    failed_cm = kube.get("v1", "ConfigMap", refs[1]["name"], namespace)
+    assert {(n["name"], n["reason"]) for n in node_results.decode_failed(failed_cm)} == failed
+    passed = node_results.decode_succeeded(kube.get("v1", "ConfigMap", refs[0]["name"], namespace))
+    # group-0's nodes but gpu-node-07 (cleared by the isolation); group-1 crashed on gpu-node-12: none proven
+    assert passed == [f"gpu-node-{i:02d}" for i in range(1, 9) if i != 7]
     assert e2e.true_condition(wf, "Failed")["reason"] == "JobHardwareFailed"
     assert e2e.true_condition(wf, "ValidationFailed")
     # the violation message carries the measured value and the expression

@@ -195,6 +195,8 @@ def _progress_lines(report: Report, elapsed: float) -> list[str]:
         lines.append(f"[{human_wait(elapsed):>7}] {c.key:<38} {c.status:<10} {groups}")
         if c.status_detail:
             lines.append(f"          Blocked: {c.status_detail}")
+        if c.isolation and c.status == "Running":
+            lines.append(f"          Isolation: {c.isolation}")
     return lines
 
 

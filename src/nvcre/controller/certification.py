@@ -236,6 +236,9 @@ def _mark_category(
         else:
             cur["completionTime"] = now_text
             cur.pop("statusDetail", None)
+            for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
+                if wst.get(key):
+                    cur[key] = wst[key]
             orch = wst.get("orchestration") or {}
             if orch.get("nodesPerJob"):
                 cur["nodesPerJob"] = orch["nodesPerJob"]

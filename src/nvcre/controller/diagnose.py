@@ -17,7 +17,8 @@ from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
-from nvcre.controller.context import Context, write_status
+from nvcre.controller.context import Context
+from nvcre.controller.node_results import write_workflow_status
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.planning.diagnose import (
     DiagnosePolicy,
@@ -145,7 +146,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
             _verdict(st, step, gen, ctx.now_text())
         return True
 
-    written = write_status(ctx, wf, mutate)
+    written = write_workflow_status(ctx, wf, mutate)
     if written is None or c.is_terminal((written.get("status") or {}).get("conditions")):
         return None
     return 0.0

@@ -18,10 +18,12 @@ from nvcre.controller import conditions as c
 from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller import naming
+from nvcre.controller import node_results
 from nvcre.controller import workflow_core as core
 from nvcre.controller.access import RUN_ROLEBINDING, AccessChecker, missing_message
 from nvcre.controller.conditions import WorkflowReason
-from nvcre.controller.context import Context, parse_time, write_status
+from nvcre.controller.context import Context, parse_time
+from nvcre.controller.node_results import write_workflow_status
 from nvcre.kube.resources import NVCRE_API_VERSION
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,9 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
     ctx.metrics.store.put(wf)
     status = wf.get("status") or {}
     if c.is_terminal(status.get("conditions")):
+        ref = status.get("failedNodesRef") or {}
+        if ref and ctx.kube.get("v1", "ConfigMap", ref.get("name", ""), wf["metadata"]["namespace"]) is None:
+            node_results.ensure(ctx, wf)  # a crash came between the terminal write and the ConfigMaps
         return None
 
     if (wait := _check_access(ctx, wf)) is not None:
@@ -67,15 +72,15 @@ def _check_access(ctx: Context, wf: dict) -> float | None:
     denied = checker.missing(ns)
     if not denied:
         if c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) == WorkflowReason.NAMESPACE_PERMISSIONS_MISSING:
-            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, "Namespace permissions granted"))
+            write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, "Namespace permissions granted"))
         return None
     message = missing_message(ns, denied)
     created = parse_time(wf["metadata"].get("creationTimestamp")) or ctx.now()
     if ctx.now() - created > ctx.settings.namespace_access_timeout_seconds:
-        write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
+        write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
         return None
     first = c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) != WorkflowReason.NAMESPACE_PERMISSIONS_MISSING
-    write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
+    write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
     if first:
         ctx.events.emit(wf, "Warning", WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, f"create RoleBinding {RUN_ROLEBINDING}: {message}")
     return 10.0
@@ -86,7 +91,7 @@ def _plan(ctx: Context, wf: dict) -> float | None:
     try:
         plan = compose.plan_workflow(ctx, wf)
     except compose.PlanError as err:
-        write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
+        write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
         return None
     n_nodes = len(plan.nodes)
     message = f"Discovered {n_nodes} nodes, partitioned into {len(plan.groups)} groups ({plan.nodes_per_job} nodes/job)"
@@ -98,7 +103,7 @@ def _plan(ctx: Context, wf: dict) -> float | None:
         try:
             diagnose_state = start_state(wf, plan)
         except Exception as err:  # too few nodes, a bad policy value: the spec's problem
-            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.PARTITION_ERROR,
+            write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.PARTITION_ERROR,
                                                                f"diagnose cannot start: {getattr(err, 'message', err)}"))
             return None
         message = f"Discovered {n_nodes} nodes; diagnose starts with a screening round"
@@ -119,7 +124,7 @@ def _plan(ctx: Context, wf: dict) -> float | None:
 
     for event_type, reason, note in plan.events:
         ctx.events.emit(wf, event_type, reason, note)
-    write_status(ctx, wf, mutate)
+    write_workflow_status(ctx, wf, mutate)
     return 0.0
 
 
@@ -184,14 +189,14 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
         try:
             bodies.append((i, job_name, compose.job_for_group(ctx, wf, groups[i], job_name, iteration)))
         except compose.PlanError as err:
-            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
+            write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
             return None
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(bodies)))) as pool:
         answers = list(pool.map(lambda item: ctx.kube.create(item[2]), bodies))
     for (i, job_name, _), (existing, created) in zip(bodies, answers):
         if not created and not L.controlled_by(existing, wf):
             msg = f"Job {job_name} exists and is not controlled by Workflow {meta['name']}"
-            write_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.JOB_NAME_COLLISION, msg))
+            write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.JOB_NAME_COLLISION, msg))
             return None
         launched.append((i, job_name))
 
@@ -270,7 +275,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
                 c.set_status_phase(ost, c.IN_PROGRESS, reason, summary, generation=gen)
         return ost != before
 
-    written = write_status(ctx, wf, mutate)
+    written = write_workflow_status(ctx, wf, mutate)
     if written is None:
         return None
     if int(((written.get("status") or {}).get("orchestration") or {}).get("currentIteration") or 1) > iteration:
@@ -317,7 +322,7 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
         _finalize(ost, iterations, o["metadata"].get("generation"), now_text, note=outcome["summary"])
         return True
 
-    written = write_status(ctx, wf, mutate)
+    written = write_workflow_status(ctx, wf, mutate)
     if written is not None and outcome:
         sharp = outcome["phase"] == isolation.SUCCEEDED
         ctx.events.emit(written, "Normal" if sharp else "Warning", "FaultsIsolated" if sharp else "IsolationInconclusive",

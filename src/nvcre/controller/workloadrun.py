@@ -102,6 +102,9 @@ def _mirror(ctx: Context, run: dict) -> float | None:
         exercised = (wst.get("orchestration") or {}).get("exercisedNodes")
         if exercised:
             ost["exercisedNodeCount"] = len(exercised)
+        for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
+            if wst.get(key):
+                ost[key] = wst[key]
         if wst.get("failedNodes"):
             ost["failedNodes"] = [{"name": n["name"], "reason": n["reason"]} for n in wst["failedNodes"]][:2048]
             ost["failedNodeCount"] = len({n["name"] for n in wst["failedNodes"]})

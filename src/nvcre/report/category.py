@@ -180,10 +180,17 @@ def category_report(
     ]
     group_jobs_without_status(groups, jobs, bms, node_domains, bus_min)
 
+    cleared = isolation_cleared(orch.get("isolation"))
     failed_nodes = distinct_failed(
         [failed_node(n, key, None) for n in plan.parent_failed_nodes]
         + [failed_node(n, key, None) for n in wstatus.get("failedNodes") or []]
-        + [failed_node(n, key, group_of_job(j, groups)) for j in jobs for n in (j.get("status") or {}).get("failedNodes") or []]
+        + [
+            failed_node(n, key, group_of_job(j, groups))
+            for j in jobs
+            for n in (j.get("status") or {}).get("failedNodes") or []
+            # a Job blames its whole group; an isolation that convicted some of them cleared the rest
+            if not (n.get("reason") == "ThresholdViolation" and n.get("name") in cleared)
+        ]
     )
     failed_groups = collect_failed_groups(groups, jobs_by_name, wstatus, failed_nodes)
     for n in failed_nodes:  # a node's message is left out when it repeats its group's
@@ -228,8 +235,25 @@ def category_report(
         ),
     )
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
+    category.isolation = isolation_text(orch.get("isolation"))
     category.next_steps = next_step_hints(category, namespace)
     return category
+
+
+def isolation_cleared(raw: Any) -> set[str]:
+    """Nodes a decided isolation found healthy: their group's blame no longer holds."""
+    if not isinstance(raw, dict) or raw.get("phase") != "Succeeded":
+        return set()
+    return set(raw.get("nodes") or []) - set(raw.get("convicted") or [])
+
+
+def isolation_text(raw: Any) -> str | None:
+    """One line on the isolation of a threshold miss: running, or what it found."""
+    if not isinstance(raw, dict) or not raw.get("workflow"):
+        return None
+    if raw.get("phase") == "Running":
+        return f"narrowing {len(raw.get('nodes') or [])} nodes of {len(raw.get('groups') or [])} failed groups down (Workflow {raw['workflow']})"
+    return f"{raw.get('message') or raw.get('phase')} (Workflow {raw['workflow']})"
 
 
 def diagnosis_of(raw: Any, groups: list[GroupResult]) -> Diagnosis | None:

@@ -165,6 +165,7 @@ def _category(c: CategoryReport) -> str:
         ("Thresholds", ", ".join(f"{k}: {v}" for k, v in c.thresholds.items()) or None),
         ("Env (names)", ", ".join(c.env) or None),
         ("Reason", c.failure_reason),
+        ("Isolation", c.isolation),
     ):
         if value not in (None, ""):
             facts.append(f"<dt>{escape(label)}</dt><dd>{escape(str(value))}</dd>")

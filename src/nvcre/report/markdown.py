@@ -48,6 +48,7 @@ def _category(c: CategoryReport) -> list[str]:
     for label, value in (
         ("Reason", c.failure_reason),
         ("Blocked", c.status_detail),
+        ("Isolation", c.isolation),
         ("Runtime", c.runtime),
         ("Scale", c.test_scale),
         ("Placement", c.placement),

@@ -118,6 +118,7 @@ class CategoryReport(_Model):
     status: CategoryStatus = "Pending"
     failure_reason: str | None = None
     status_detail: str | None = None  # "Blocked:" line: why pods cannot be scheduled
+    isolation: str | None = None  # a threshold miss narrowed down to nodes: what it is doing or found
     runtime: str | None = None
     runtime_seconds: float | None = None
     test_scale: str | None = None
