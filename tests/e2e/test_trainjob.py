@@ -30,7 +30,10 @@ def _workflow_jobs(kube, namespace: str, workflow: str) -> list[dict]:
 
 def test_nccl_certification_runs_through_trainjob(trainer_kube, sim_fleet, controller, namespace, e2e):
     kube = trainer_kube
-    sim_fleet.start("healthy.yaml", nodes=4, racks=1)
+    # One NIC at half rate: the group's bandwidth then proves which hosts the launcher
+    # took from Trainer's hostfile (all four, by their JobSet host names).
+    sim_fleet.start({"name": "tj-nccl", "fleet": {"nodes": 4, "racks": 1}, "seed": 3, "noise": 0.0,
+                     "faults": [{"type": "degraded-nic", "node": "gpu-node-04", "factor": 0.5}]})
     controller.start()
     category = {"domain": "communication", "variant": "nccl-all-reduce",
                 "options": {"testScale": "full-scale", "thresholds": {"busBandwidthGBps": "value >= 100"}}}
@@ -64,6 +67,11 @@ def test_nccl_certification_runs_through_trainjob(trainer_kube, sim_fleet, contr
     assert len(jobs) == 1 and jobs[0]["status"]["workloadRef"]["kind"] == "TrainJob"
     assert sorted(jobs[0]["status"]["nodesRan"]) == sorted(sim_fleet.nodes)
     assert jobs[0]["status"]["measurements"]["busBandwidthGBps"] >= 100
+    largest = max(table, key=lambda row: row["sizeBytes"])
+    expected = sim_fleet.handle.expected_busbw(sim_fleet.nodes, size=int(largest["sizeBytes"]))
+    healthy_three = sim_fleet.handle.expected_busbw(sim_fleet.nodes[:3], size=int(largest["sizeBytes"]))
+    assert abs(largest["busBwGBps"] - expected) <= 0.05 * expected, (largest, expected)
+    assert largest["busBwGBps"] < 0.8 * healthy_three, (largest, healthy_three)
     # Cleaned up: the TrainJob, its runtime and JobSet are gone once the Job ended.
     e2e.wait_for(lambda: not kube.list(TRAINER_API, "TrainJob", namespace)
                  and not kube.list(TRAINER_API, "TrainingRuntime", namespace)
