@@ -22,7 +22,7 @@ from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
 from nvcre.discovery.platform import platform_counts
 from nvcre.errors import UserError
 from nvcre.kube.client import ApiError
-from nvcre.report.sources import DOMAIN_LABELS
+from nvcre.discovery.racks import RACK_LABELS
 
 FORMATS = ("table", "json", "yaml")
 
@@ -77,7 +77,7 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
     vote = majority_arch(list(gpu_nodes), slice_products)
     defaults = hardware_defaults(vote.arch, platform if platform not in ("mixed", "none") else None) if vote.arch != UNKNOWN else None
     topology: dict[str, dict[str, int]] = {}
-    for key in DOMAIN_LABELS:
+    for key in RACK_LABELS:
         values = Counter(_labels(n)[key] for n in gpu_nodes if _labels(n).get(key))
         if values:
             topology[key] = dict(sorted(values.items()))

@@ -19,6 +19,7 @@ from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
 from nvcre.controller.context import Context
 from nvcre.controller.node_results import write_workflow_status
+from nvcre.discovery.racks import rack_label
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.planning.diagnose import (
     DiagnosePolicy,
@@ -50,29 +51,10 @@ def policy_for(wf: dict) -> DiagnosePolicy:
     )
 
 
-# Labels that place a node in a rack or NVLink domain, most useful first; used when the
-# spec names no topology key and the nodes carry no clique label.
-RACK_LABELS = (
-    "nvidia.com/gpu.clique",
-    "topology.kubernetes.io/rack",
-    "topology.k8s.aws/network-node-layer-3",
-    "cloud.google.com/gce-topology-subblock",
-    "topology.nks.nscale.com/accelerator-domain",
-    "kubernetes.azure.com/ppg",
-    "topology.k8s.aws/network-node-layer-2",
-    "cloud.google.com/gce-topology-block",
-)
-
-
 def rack_key(nodes: list[str], labels: dict[str, dict], preferred: str) -> str:
     """``preferred`` if the nodes carry it, else the first rack label that splits them
     into several domains of more than one node (per-node labels say nothing)."""
-    for key in (preferred, *RACK_LABELS):
-        values = [(labels.get(n) or {}).get(key) for n in nodes]
-        present = [v for v in values if v]
-        if len(present) == len(nodes) and 1 < len(set(present)) < len(nodes):
-            return key
-    return preferred
+    return rack_label(nodes, labels, preferred, require_split=True) or preferred
 
 
 def start_state(wf: dict, plan) -> dict:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from nvcre.discovery.racks import rack_label
 from nvcre.report.category import certification_plans, workloadrun_plan, category_report
 from nvcre.report.failures import distinct_failed
 from nvcre.report.model import CategoryReport, Exclusion, NodeResult, Report
 from nvcre.report.sources import (
-    DOMAIN_LABELS,
     plain,
     true_condition,
     to_condition,
@@ -154,15 +154,10 @@ def count_target_nodes(status: dict, workflows: list[dict], categories: list[Cat
 
 
 def node_domain_map(nodes: list[dict]) -> dict[str, str]:
-    out = {}
-    for node in nodes:
-        meta = node.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        for key in DOMAIN_LABELS:
-            if labels.get(key):
-                out[meta.get("name", "")] = labels[key]
-                break
-    return out
+    """node -> its rack, by the one label that tells this fleet's racks apart."""
+    labels = {(n.get("metadata") or {}).get("name", ""): (n.get("metadata") or {}).get("labels") or {} for n in nodes}
+    key = rack_label(labels, labels)
+    return {name: lab[key] for name, lab in labels.items() if key and lab.get(key)}
 
 
 def node_result_rows(report: Report, node_domains: dict[str, str]) -> list[NodeResult]:

@@ -17,15 +17,6 @@ LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
 LABEL_CATEGORY = "nvcre.nvidia.com/category"
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
-# Node labels that place a node in a rack or NVLink clique, most specific first.
-DOMAIN_LABELS = (
-    "nvidia.com/gpu.clique",
-    "topology.nks.nscale.com/accelerator-domain",
-    "topology.k8s.aws/network-node-layer-1",
-    "cloud.google.com/gce-topology-block",
-    "kubernetes.azure.com/ppg",
-    "topology.kubernetes.io/rack",
-)
 BANDWIDTH_DOMAINS = {"communication"}
 
 
