@@ -6,7 +6,7 @@ tests, rounds, node-rounds (GPU time), precision and recall at single-node
 granularity, links and racks named; then the planner's time per round and one
 PASS/FAIL line per target of issue 5. Seeded: the same run prints the same table.
 
-    .venv/bin/python bench/diagnose.py            # full run (a few minutes on 2 cores)
+    .venv/bin/python bench/diagnose.py            # full run (about 15 s on 2 cores)
     .venv/bin/python bench/diagnose.py --quick    # fewer seeds, for a smoke check
 """
 
@@ -444,7 +444,7 @@ def main() -> int:
             fair_txt = f"{f[0]:.2f} {f[1]:.2f} ({f[2]} runs)" if f else "n/a"
             print(f"  n={k[0]:<5} {k[1]:<6} p={k[2]:.2f}: after {a:.2f} total {t:.2f} | {fair_txt}")
     print("  (p = 5%: a flipped screen pair costs a re-run and a third run, 4 node-rounds, and a bad node whose "
-          "screen flipped to a pass\n   is found only through the all-node cross check and a search, about 3n "
+          "screen flipped to a pass\n   is found only through the all-node cross check and a block round, about 2n "
           "node-rounds; the reference skips that check and\n   misses the node instead: see its recall column)")
     results.extend(node_floors(cls, fault_node))
     results.extend(every_class_argument(cls))
