@@ -396,9 +396,10 @@ def test_a_bad_node_whose_screen_flipped_is_found_by_a_block_round_not_a_search(
     assert len([e for e in v.bad_nodes[0]["evidence"] if not e["passed"]]) >= 3
     # the same through a status round trip after every round and with at most 3 groups per round
     v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, max_concurrent=3), roundtrip=True,
-                         flips=lambda r, tag, g: r == 1 and "gpu-node-0020" in g)
+                         flips=lambda r, tag, g: tag == "screen" and "gpu-node-0020" in g)
     assert {b["name"] for b in v.bad_nodes} == names(20)
     assert max(len(r.groups) for r in rounds) <= 3
+    assert "block" in [t for r in rounds for t in r.tags]
 
 
 def test_small_clusters_keep_the_halving_search_after_a_failing_cross_check():
