@@ -49,6 +49,8 @@ def eligible_groups(wf: dict) -> list[dict]:
     orch = spec.get("orchestration") or {}
     if orch.get("isolateFailures") is False or orch.get("diagnose") or orch.get("testScale") == "diagnose" or is_isolation(wf):
         return []
+    if (L.controller_of(wf) or {}).get("kind") == "WorkloadRun":
+        return []  # a user's own workload is run as asked, not re-run in pairs
     thresholds = (((spec.get("validation") or {}).get("performance") or {}).get("thresholds") or {}).get("thresholds") or {}
     if not any(key in thresholds for key in BANDWIDTH_KEYS):
         return []

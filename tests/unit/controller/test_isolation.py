@@ -77,6 +77,9 @@ def test_opting_out_and_diagnose_workflows_never_isolate():
     child = isolation.child_body(workflow(failed_groups=[threshold_group()]), NODES_A)
     child["status"] = {"failedGroups": [threshold_group()]}
     assert isolation.is_isolation(child) and isolation.eligible_groups(child) == []
+    run = workflow(failed_groups=[threshold_group()])
+    run["metadata"]["ownerReferences"][0]["kind"] = "WorkloadRun"
+    assert isolation.eligible_groups(run) == []
 
 
 def test_a_tiny_failed_group_borrows_proven_good_partners():
