@@ -9,7 +9,14 @@ TrainJob -> JobSet -> batch Jobs -> pods on the simulated fleet.
 
 from __future__ import annotations
 
+import random
+import threading
+import time
+from collections import defaultdict
+
+import kubernetes
 import pytest
+from kubernetes import watch
 
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -206,3 +213,91 @@ def test_unschedulable_trainjob_pods_block_then_recover(trainer_kube, sim_fleet,
     assert e2e.true_condition(cert, "Succeeded"), cert["status"]
     done = kube.get(NVCRE_API_VERSION, "Job", job["metadata"]["name"], namespace)
     assert done["status"].get("schedulingResumedTime") and not done["status"].get("failedNodes")
+
+
+class _Additions:
+    """Every ADDED event of the trainjob chain's objects, per (kind, name): UIDs seen."""
+
+    KINDS = {"TrainJob": ("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
+             "TrainingRuntime": ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes"),
+             "JobSet": ("jobset.x-k8s.io", "v1alpha2", "jobsets")}
+
+    def __init__(self, kubeconfig: str, namespace: str) -> None:
+        self.uids: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.stop = threading.Event()
+        self.api = kubernetes.config.new_client_from_config(config_file=kubeconfig)
+        custom = kubernetes.client.CustomObjectsApi(self.api)
+        self.threads = []
+        for kind, (group, version, plural) in self.KINDS.items():
+            def lister(group=group, version=version, plural=plural, **kw):
+                return custom.list_namespaced_custom_object(group, version, namespace, plural, **kw)
+            self.threads.append(threading.Thread(target=self._watch, args=(kind, lister), daemon=True))
+        for t in self.threads:
+            t.start()
+
+    def _watch(self, kind, lister) -> None:
+        while not self.stop.is_set():
+            try:
+                for event in watch.Watch().stream(lister, timeout_seconds=5):
+                    if event["type"] == "ADDED":
+                        meta = event["object"]["metadata"]
+                        self.uids[(kind, meta["name"])].add(meta["uid"])
+                    if self.stop.is_set():
+                        return
+            except Exception:
+                time.sleep(0.2)
+
+    def names(self, kind: str) -> set[str]:
+        return {name for k, name in self.uids if k == kind}
+
+    def close(self) -> None:
+        self.stop.set()
+        self.api.close()
+
+
+def _verdict(cert: dict) -> tuple:
+    st = cert["status"]
+    phase = next(c["type"] for c in st["conditions"] if c["status"] == "True" and c["type"] in ("Succeeded", "Failed"))
+    return phase, [(c["variant"], c["status"]) for c in st["categoryStatuses"]], sorted(
+        (n["name"], n["reason"]) for n in st.get("failedNodes") or [])
+
+
+def test_sigkilled_controller_creates_each_trainjob_once(trainer_kube, sim_fleet, controller, kubeconfig, namespace, e2e):
+    """SIGKILL at random points, restart: the same verdict, and every TrainJob,
+    TrainingRuntime and JobSet of the run was created exactly once."""
+    kube = trainer_kube
+    sim_fleet.start("healthy.yaml", nodes=4, racks=1, time_scale=240.0)
+    categories = [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"nodesPerJob": 2}},
+                  {"domain": "communication", "variant": "nccl-loopback",
+                   "options": {"testScale": "intra-node", "maxConcurrent": 2}}]
+    additions = _Additions(str(kubeconfig), namespace)
+    rng = random.Random(20261130)
+    try:
+        controller.start()
+        started = time.monotonic()
+        e2e.apply(kube, e2e.certification("baseline", namespace, categories))
+        expected = _verdict(e2e.wait_terminal(kube, "Certification", "baseline", namespace, 300, controller))
+        duration = time.monotonic() - started
+        assert expected[0] == "Succeeded", expected
+        trials = 3
+        for trial in range(trials):
+            name = f"trial-{trial}"
+            e2e.apply(kube, e2e.certification(name, namespace, categories))
+            for _ in range(rng.choice((1, 2))):
+                time.sleep(rng.uniform(0.2, duration * 0.8))
+                controller.kill()
+                time.sleep(rng.uniform(0.0, 1.0))
+                controller.start()
+            cert = e2e.wait_terminal(kube, "Certification", name, namespace, 300, controller)
+            assert _verdict(cert) == expected, f"trial {trial} diverged"
+        time.sleep(3)  # let the watches see the last events
+        assert controller.starts > trials
+        assert not {k: v for k, v in additions.uids.items() if len(v) > 1}
+        per_run = {run: len({n for n in additions.names("TrainJob") if n.startswith(f"{run}-")})
+                   for run in ["baseline"] + [f"trial-{i}" for i in range(trials)]}
+        # 2 all-reduce pairs + 4 intra-node loopback groups, in every run
+        assert set(per_run.values()) == {6}, per_run
+        assert additions.names("TrainingRuntime") == {f"{n}-runtime" for n in additions.names("TrainJob")}
+        assert additions.names("JobSet") == additions.names("TrainJob")
+    finally:
+        additions.close()
