@@ -500,7 +500,14 @@ class CasePlanner:
                 if case.get("solo_ok", 0) >= needed and self._link_proven(case):
                     self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
+                exact = set(members)
+                passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
                 if case.get("solo_ok", 0) >= needed:
+                    case["step"] = "together"
+                elif not case.get("solo_ok") and "need" in case and passes and self._exact_failures(case) - passes < 2:
+                    # a wide-round pair that failed, passed, failed: most likely a twice-flipped healthy
+                    # pair (two flips against one plus a bad node's prior): one more run of the pair
+                    # settles that for 2 node-rounds; partner tests (4) only if it fails again
                     case["step"] = "together"
                 else:
                     case["step"] = "linkcheck" if case.get("solo_ok", 0) else "solo"
@@ -565,7 +572,8 @@ class CasePlanner:
             for x, o, tid in fails:
                 self.new_case("node", "confirm", member=x, fails=1, passes=case.get("solo_ok", 0),
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
-                              partners=case.get("used", {}).get(str(x), []))
+                              partners=case.get("used", {}).get(str(x), []),
+                              mates=[m for m in members if m != x])
             return False
         case["solo_ok"] = case.get("solo_ok", 0) + 1
         if len(members) == 3:
@@ -585,9 +593,11 @@ class CasePlanner:
     # -- node: one suspect, tested with new partners until two results agree -----
     def _plan_node(self, case: dict) -> list | None:
         x = case["member"]
-        t = self.solo_test(case, x, "x", "confirm", case["partners"])
+        # never the mate it failed with: a pass beside it would say nothing about x alone
+        mates = case.get("mates", [])
+        t = self.solo_test(case, x, "x", "confirm", case["partners"] + mates)
         if t is None:
-            t = self.solo_test(case, x, "x", "confirm", [])
+            t = self.solo_test(case, x, "x", "confirm", mates)
         if t is None:
             return WAIT
         case["partners"] = case["partners"] + [t[1][1]] if len(t[1]) > 1 else case["partners"]

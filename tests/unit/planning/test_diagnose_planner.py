@@ -438,3 +438,15 @@ def test_a_link_on_a_screen_pair_of_a_wide_round_needs_three_failures_of_the_pai
     assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["retest"], ["confirm", "confirm"]]
     failed_alone = [e for e in v.bad_links[0]["evidence"] if not e["passed"] and e["size"] == 2]
     assert len(failed_alone) == 3
+
+
+def test_a_confirmation_never_pairs_a_suspect_with_the_mate_it_failed_with():
+    # wide round; node 1 is bad but its first partner test flips to a pass, so its pair looks like
+    # a link until a second partner test fails; the confirmation that follows must use a new
+    # proven-good partner, never node 0, the first good node of the rack (a pass beside its
+    # mate would say nothing about 1 alone)
+    sc = scenario(n=32, rack=8, nodes=[1])
+    v, rounds, _ = drive(sc, flips=lambda r, tag, g: tag == "solo" and "gpu-node-0001" in g)
+    assert {b["name"] for b in v.bad_nodes} == names(1)
+    confirms = [set(g) for r in rounds[2:] for g, tag in zip(r.groups, r.tags) if tag == "confirm"]
+    assert confirms and not any(names(0, 1) <= g for g in confirms)
