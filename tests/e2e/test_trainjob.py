@@ -16,6 +16,7 @@ from collections import defaultdict
 
 import kubernetes
 import pytest
+import yaml
 from kubernetes import watch
 
 from nvcre.kube.resources import NVCRE_API_VERSION
@@ -301,3 +302,40 @@ def test_sigkilled_controller_creates_each_trainjob_once(trainer_kube, sim_fleet
         assert additions.names("JobSet") == additions.names("TrainJob")
     finally:
         additions.close()
+
+
+def test_chart_rbac_is_enough_for_the_trainjob_path(trainer_kube, sim_fleet, controller, namespace, kubectl, helm,
+                                                   control_plane, tmp_path, repo_root, e2e):
+    """The controller as the chart's ServiceAccount (cluster-scoped RBAC, nothing more):
+    discovering TrainJob, creating runtime and TrainJob, reading JobSet pods and their
+    logs, cleaning up."""
+    kube = trainer_kube
+    release, ctl_ns = "nvcre-tj", "nvcre-e2e-tj-rbac"
+    rendered = helm("template", release, str(repo_root / "charts" / "nvcre"), "--namespace", ctl_ns).stdout
+    rbac = [d for d in yaml.safe_load_all(rendered)
+            if d and d.get("kind") in ("ClusterRole", "ClusterRoleBinding", "ServiceAccount")]
+    kubectl("create", "namespace", ctl_ns, check=False)
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all(rbac))
+    try:
+        token = kubectl("-n", ctl_ns, "create", "token", release, "--duration", "1h").stdout.strip()
+        config = {"apiVersion": "v1", "kind": "Config", "current-context": "sa",
+                  "clusters": [{"name": "c", "cluster": {"server": control_plane.server,
+                                                         "certificate-authority": str(control_plane.ca_cert)}}],
+                  "users": [{"name": "sa", "user": {"token": token}}],
+                  "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "sa"}}]}
+        (tmp_path / "sa.kubeconfig").write_text(yaml.safe_dump(config))
+        sim_fleet.start("healthy.yaml", nodes=2, racks=1)
+        controller.kubeconfig = str(tmp_path / "sa.kubeconfig")
+        controller.start()
+        e2e.apply(kube, e2e.certification("tj-rbac", namespace, [
+            {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "full-scale"}}]))
+        cert = e2e.wait_terminal(kube, "Certification", "tj-rbac", namespace, 300, controller)
+        assert e2e.true_condition(cert, "Succeeded"), cert["status"]
+        (job,) = kube.list(NVCRE_API_VERSION, "Job", namespace)
+        assert job["status"]["workloadRef"]["kind"] == "TrainJob"
+        assert job["status"]["measurements"]["busBandwidthGBps"] > 0
+        e2e.wait_for(lambda: not kube.list(TRAINER_API, "TrainJob", namespace)
+                     and not kube.list(TRAINER_API, "TrainingRuntime", namespace), 60, "the TrainJob to be cleaned up")
+    finally:
+        kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", input=yaml.safe_dump_all(rbac), check=False)
+        kubectl("delete", "namespace", ctl_ns, "--wait=false", check=False)
