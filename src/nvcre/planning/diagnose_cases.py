@@ -457,6 +457,11 @@ class CasePlanner:
         weight = {"F": 1.0, "M": marginal_weight}
         return sum(weight.get(self.s.tests[t][3], 0.0) for t in case["origin"] if set(self.s.tests[t][1]) == members)
 
+    def _exact_passes(self, case: dict) -> int:
+        """How often exactly this pair passed on its own."""
+        members = set(case["members"])
+        return sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == members)
+
     def _link_proven(self, case: dict) -> bool:
         """Two own failures of the pair, or one on top of a search that deduced the pair.
 
@@ -476,14 +481,13 @@ class CasePlanner:
             outcome, tid = self.result(case, "all")
             case["origin"] = case["origin"] + [tid]
             if outcome == "P":
-                exact = set(members)
-                passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
-                # one against one: let a third run decide (a marginal result weighs half: it
-                # never convicts alone, one clean pass settles it)
-                # Once both ends passed with proven-good partners only a link is left to explain the
-                # pair's failures, and a link has a prior far below a flip's: as many passes as failures
-                # clear the pair (a link missed this way still fails the all-node check that runs when
-                # nothing else was found). Without those partner passes a third run decides.
+                passes = self._exact_passes(case)
+                # One against one: a third run decides (a marginal result weighs half: it never
+                # convicts alone, one clean pass settles it). But once both ends passed with
+                # proven-good partners only a link is left to explain the pair's failures, and a
+                # link's prior is far below a flip's: as many passes as failures clear the pair (a
+                # link missed this way still fails the all-node check that runs when nothing else
+                # was found).
                 fails = self._exact_failures(case, marginal_weight=0.5)
                 settled = case.get("solo_ok", 0) >= 1 and case.get("ctx", "node") == "node" and passes >= fails
                 if fails >= passes and not settled:
@@ -500,8 +504,7 @@ class CasePlanner:
                 if case.get("solo_ok", 0) >= needed and self._link_proven(case):
                     self.convict_link(members[0], members[1], case["origin"], case.get("family"))
                     return False
-                exact = set(members)
-                passes = sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == exact)
+                passes = self._exact_passes(case)
                 if case.get("solo_ok", 0) >= needed:
                     case["step"] = "together"
                 elif not case.get("solo_ok") and "need" in case and passes and self._exact_failures(case) - passes < 2:
@@ -771,6 +774,8 @@ class CasePlanner:
         return [members[i:i + size] for i in range(0, len(members), size)]
 
     def _done_blocks(self, case: dict) -> bool:
+        """Failing blocks are opened like failing screen groups (confirming before naming);
+        when every block passes, the fault crosses blocks: the halving search."""
         failing = []
         for i, g in enumerate(case["groups"]):
             outcome, tid = self.result(case, f"k{i}")
