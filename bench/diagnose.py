@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "diagnose"))
 from diagnose_baseline import run_baseline  # noqa: E402
 
 from nvcre.planning.diagnose import DiagnosePolicy, next_round, start  # noqa: E402
-from nvcre.planning.diagnose_sim import KINDS, RACK_SIZES, Fleet, make_scenario, run_planner  # noqa: E402
+from nvcre.planning.diagnose_sim import KINDS, Fleet, make_scenario, run_planner  # noqa: E402
 
 SIZES = (16, 64, 232, 512, 4096)
 NOISE = (0.0, 0.01, 0.05)
