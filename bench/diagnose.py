@@ -172,8 +172,8 @@ def every_class_argument(cls) -> list:
     (b) Links: the all-node group alone is n after round 1 (and fails; naming the link costs
         more), against the reference's after-round-1 cost in that class (it never sees the
         link: R, or n + R with MNNVL on). n > 0.6 (n + R) whenever R < 2n/3.
-    (c) Without the screen premise, MNNVL off: two partitions without an all-node group leave
-        some pair unheld, so a planner at or under n + R on a healthy cluster runs the all-node
+    (c) Without the screen premise, MNNVL off: without an all-node group every node needs two
+        groups (2n), so a planner at or under n + R on a healthy cluster runs the all-node
         group with <= R node-rounds before it. A bad node outside those fails it; every other
         node, seen only in failing tests, needs a passing test, the bad one a second failure:
         >= 2n - R + 1 in the one-bad-node class, above the reference's total there.
