@@ -36,7 +36,7 @@ def _workflow_jobs(kube, namespace: str, workflow: str) -> list[dict]:
     return kube.list(NVCRE_API_VERSION, "Job", namespace, label_selector=f"nvcre.nvidia.com/workflow={workflow}")
 
 
-def test_nccl_certification_runs_through_trainjob(trainer_kube, sim_fleet, controller, namespace, e2e):
+def test_nccl_certification_runs_through_trainjob(kubeflow_trainer, trainer_kube, sim_fleet, controller, namespace, e2e):
     kube = trainer_kube
     # One NIC at half rate: the group's bandwidth then proves which hosts the launcher
     # took from Trainer's hostfile (all four, by their JobSet host names).
@@ -80,6 +80,11 @@ def test_nccl_certification_runs_through_trainjob(trainer_kube, sim_fleet, contr
     healthy_three = sim_fleet.handle.expected_busbw(sim_fleet.nodes[:3], size=int(largest["sizeBytes"]))
     assert abs(largest["busBwGBps"] - expected) <= 0.05 * expected, (largest, expected)
     assert largest["busBwGBps"] < 0.8 * healthy_three, (largest, healthy_three)
+    # Trainer itself reconciled it (its controller-runtime metrics count the passes).
+    reconciled = [line for line in kubeflow_trainer.trainer_metrics().splitlines()
+                  if line.startswith("controller_runtime_reconcile_total{") and 'controller="trainjob_controller"' in line
+                  and 'result="success"' in line]
+    assert reconciled and float(reconciled[0].rsplit(" ", 1)[1]) > 0, reconciled
     # Cleaned up: the TrainJob, its runtime and JobSet are gone once the Job ended.
     e2e.wait_for(lambda: not kube.list(TRAINER_API, "TrainJob", namespace)
                  and not kube.list(TRAINER_API, "TrainingRuntime", namespace)

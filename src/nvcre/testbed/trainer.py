@@ -119,6 +119,7 @@ class KubeflowTrainer:
         self.records: list[ProcessRecord] = []
         self._popens: dict[int, subprocess.Popen] = {}
         self._installed_crds = False
+        self._webhooks = False
         self._atexit = False
 
     # -- public ------------------------------------------------------------------
@@ -155,12 +156,14 @@ class KubeflowTrainer:
     def stop(self) -> None:
         """Webhook configurations, then CRDs we installed (their objects go with them,
         while the managers still run to finish them), then the processes."""
-        if self.records:
+        if self._webhooks:
             for kind, names in WEBHOOK_NAMES.items():
                 self._kubectl("delete", kind, *names, "--ignore-not-found", check=False)
-            if self._installed_crds:
-                self._kubectl("delete", "crd", *CRD_NAMES, "--ignore-not-found", "--wait=true",
-                              "--timeout=60s", check=False)
+            self._webhooks = False
+        if self._installed_crds:
+            self._kubectl("delete", "crd", *CRD_NAMES, "--ignore-not-found", "--wait=true",
+                          "--timeout=60s", check=False)
+            self._installed_crds = False
         stop_all(self.records, self._popens)
         self.records, self._popens = [], {}
         if self._atexit:
@@ -268,6 +271,7 @@ class KubeflowTrainer:
     def _register_webhooks(self) -> None:
         ca = base64.b64encode(Path(self.plane.ca_cert).read_bytes()).decode()
         objects = webhook_configurations(ca, self.ports["jobset_webhook"], self.ports["trainer_webhook"])
+        self._webhooks = True  # from here on, stop() removes them (also after a failed apply)
         self._kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                       stdin="\n---\n".join(json.dumps(o) for o in objects))
 
