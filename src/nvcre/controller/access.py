@@ -13,18 +13,24 @@ import time
 RUN_ROLEBINDING = "nvcre-manager-run"
 CACHE_SECONDS = 30.0
 
-# (group, resource, verb) the Workflow and its Jobs need in the namespace.
-NEEDED = (
+# (group, resource, verb) the Workflow and its Jobs need in the namespace, per adapter.
+COMMON = (
     ("nvcre.nvidia.com", "jobs", "create"),
-    ("batch", "jobs", "create"),
-    ("batch", "jobs", "delete"),
-    ("", "services", "create"),
     ("", "pods", "list"),
     ("", "pods/log", "get"),
     ("", "configmaps", "create"),
     ("", "secrets", "create"),
     ("", "events", "create"),
 )
+NEEDED = {
+    "native": COMMON + (("batch", "jobs", "create"), ("batch", "jobs", "delete"), ("", "services", "create")),
+    "trainjob": COMMON + (
+        ("trainer.kubeflow.org", "trainjobs", "create"),
+        ("trainer.kubeflow.org", "trainjobs", "delete"),
+        ("trainer.kubeflow.org", "trainingruntimes", "create"),
+        ("trainer.kubeflow.org", "trainingruntimes", "delete"),
+    ),
+}
 
 
 class AccessChecker:
@@ -32,21 +38,23 @@ class AccessChecker:
         self.kube = kube
         self.clock = clock
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[float, list[str]]] = {}
+        self._cache: dict[tuple[str, str], tuple[float, list[str]]] = {}
 
-    def missing(self, namespace: str) -> list[str]:
-        """``verb resource`` entries this identity may not do in ``namespace`` (empty = all allowed)."""
+    def missing(self, namespace: str, adapter: str = "native") -> list[str]:
+        """``verb resource`` entries this identity may not do in ``namespace`` for workloads
+        of ``adapter`` (empty = all allowed)."""
+        key = (namespace, adapter if adapter in NEEDED else "native")
         with self._lock:
-            hit = self._cache.get(namespace)
+            hit = self._cache.get(key)
             if hit and self.clock() - hit[0] < CACHE_SECONDS:
                 return list(hit[1])
         denied = []
-        for group, resource, verb in NEEDED:
+        for group, resource, verb in NEEDED[key[1]]:
             allowed, _ = self.kube.can_i(verb, resource, namespace, group)
             if not allowed:
                 denied.append(f"{verb} {resource}{'.' + group if group else ''}")
         with self._lock:
-            self._cache[namespace] = (self.clock(), denied)
+            self._cache[key] = (self.clock(), denied)
         return denied
 
 
