@@ -77,7 +77,9 @@ def test_run_wait_report_html_mcp_cleanup(sim_fleet, controller, kube, kubeconfi
     data = json.loads(results.read_text())
     assert data["schemaVersion"] == "nvcre.report/v1" and data["result"] == "FAILED"
     reasons = {(d["name"], d["reason"]) for d in data["failedNodeDetails"]}
-    assert {("gpu-node-07", "ThresholdViolation"), ("gpu-node-12", "HardwareFailureDetected")} <= reasons
+    assert reasons == {("gpu-node-07", "ThresholdViolation"), ("gpu-node-12", "HardwareFailureDetected")}
+    assert data["categories"][0]["isolation"].startswith("isolated to gpu-node-07 in ")
+    assert "Isolation: isolated to gpu-node-07" in out  # the text report says how the node was singled out
     ar = data["categories"][0]
     assert any(g.get("bandwidth") for g in ar["groups"]), "bandwidth per size per group"
     assert any(fg.get("failureLog", {}).get("podName") for fg in ar["failedGroups"]), "failure log of the dead group"
