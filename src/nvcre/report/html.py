@@ -322,7 +322,7 @@ def _plot(groups: list[GroupResult], minimum: float | None) -> str:
                     f"<title>{escape(g.name)} · {escape(r.size)}: {escape(r.bus_bw)} ({r.samples} samples)</title></circle>"
                 )
         ly = top + 12 + i * 18
-        label = g.name if sum(1 for o in shown if o.domain == g.domain) > 1 or not g.domain else g.domain
+        label = g.name  # the handle the rest of the report uses; the rack is in the node map
         flag = " LOW" if g.below_min else (" (provisional)" if g.provisional else "")
         out.append(f'<line x1="{left + pw + 16}" x2="{left + pw + 36}" y1="{ly - 4}" y2="{ly - 4}" stroke="{color}" stroke-width="3"/>')
         out.append(
