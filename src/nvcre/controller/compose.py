@@ -230,6 +230,13 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
     return resolve_certification_category(cert, index, platform, arch)
 
 
+def adapter_of(wf: dict) -> str:
+    """The adapter a Workflow's Jobs render with: its template's, else its annotation's."""
+    template = ((wf.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
+    chosen = ((template.get("workload") or {}).get("native") or {}).get("adapter")
+    return chosen or (wf["metadata"].get("annotations") or {}).get(ADAPTER_ANNOTATION) or "native"
+
+
 def is_diagnose(wf: dict) -> bool:
     orch = (wf.get("spec") or {}).get("orchestration") or {}
     return bool(orch.get("diagnose")) or orch.get("testScale") == "diagnose"
@@ -350,7 +357,7 @@ def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration:
         _RESOLVED_CACHE[cache_key] = resolved
     template = spec.get("jobTemplate") or {}
     job_spec = json.loads(json.dumps(template.get("spec") or {}))
-    adapter = ((job_spec.get("workload") or {}).get("native") or {}).get("adapter") or (meta.get("annotations") or {}).get(ADAPTER_ANNOTATION) or "native"
+    adapter = adapter_of(wf)
     nodes = list(group.get("nodes") or [])  # empty for Unpinned: the scheduler places the pods
     try:
         objects = render_workload(

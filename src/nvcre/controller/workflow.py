@@ -69,9 +69,7 @@ def _check_access(ctx: Context, wf: dict) -> float | None:
     checker: AccessChecker = getattr(ctx, "access", None) or AccessChecker(ctx.kube)
     ctx.access = checker  # type: ignore[attr-defined]
     ns = wf["metadata"]["namespace"]
-    adapter = (((wf.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("workload", {}).get("native", {}).get("adapter") \
-        or (wf["metadata"].get("annotations") or {}).get(compose.ADAPTER_ANNOTATION) or "native"
-    denied = checker.missing(ns, adapter)
+    denied = checker.missing(ns, compose.adapter_of(wf))
     if not denied:
         if c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) == WorkflowReason.NAMESPACE_PERMISSIONS_MISSING:
             write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, "Namespace permissions granted"))
