@@ -41,6 +41,8 @@ class Context:
     clock: Callable[[], float] = time.time
     events: EventSink | None = None
     enqueue: Callable[[tuple[str, str, str], float], None] | None = None
+    # (namespace, nvcre Job) -> pod name -> placement, from the pod watch (see workload_state.placement_record)
+    placements: dict[tuple[str, str], dict[str, dict]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.events is None:

@@ -175,7 +175,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
     meta, spec = job["metadata"], job.get("spec") or {}
     now = ctx.now()
     group = spec.get("nodes") or L.group_nodes(job)
-    ran = ws.pod_nodes(pods)
+    ran = ws.pod_nodes(ws.with_remembered(pods, ctx.placements.get((meta.get("namespace", ""), meta["name"])) or {}))
 
     # health: every node of the group (or where pods ran), before any failure is attributed
     include_cordoned = (meta.get("annotations") or {}).get(INCLUDE_CORDONED) == "true"
@@ -291,6 +291,8 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         for node in sorted(newly_sick):
             ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
     if terminal is not None:
+        if written is not None:
+            ctx.placements.pop((meta.get("namespace", ""), meta["name"]), None)
         _finish_measurements(ctx, job, reading, terminal[0])
         if written is not None and not _awaiting_verdict(written):
             _cleanup(ctx, written, desired)

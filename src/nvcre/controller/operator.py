@@ -20,6 +20,7 @@ import kopf
 
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
+from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context
 from nvcre.controller.queue import Key, WorkQueue, run_workers
 from nvcre.kube.resources import NVCRE_GROUP, NVCRE_VERSION
@@ -80,7 +81,10 @@ class Controller:
         meta = body.get("metadata") or {}
         job = (meta.get("labels") or {}).get(L.JOB)
         if job:
-            self.queue.add(("Job", meta.get("namespace") or "", job))
+            key = (meta.get("namespace") or "", job)
+            if (record := ws.placement_record(body)) is not None:  # a bound pod (a batch Job has no nodeName)
+                self.ctx.placements.setdefault(key, {})[record["metadata"]["name"]] = record
+            self.queue.add(("Job",) + key)
 
     def observe_node(self, body: dict) -> None:
         """A node's health-relevant state changed: look at the unfinished Jobs on it.

@@ -117,6 +117,28 @@ def _uses_gpus(pod: dict) -> bool:
     return bool((pod.get("spec") or {}).get("resourceClaims"))
 
 
+def placement_record(pod: dict) -> dict | None:
+    """What ``pod_nodes`` needs of a bound pod, kept from the watch: a pod that ran and was
+    gone before the next look (replaced, evicted, cleaned up) still counts where it ran."""
+    spec = pod.get("spec") or {}
+    if not spec.get("nodeName"):
+        return None
+    return {
+        "metadata": {"name": (pod.get("metadata") or {}).get("name", "")},
+        "spec": {
+            "nodeName": spec["nodeName"],
+            "containers": [{"resources": c.get("resources") or {}} for c in spec.get("containers") or []],
+            **({"resourceClaims": spec["resourceClaims"]} if spec.get("resourceClaims") else {}),
+        },
+    }
+
+
+def with_remembered(pods: list[dict], remembered: dict[str, dict]) -> list[dict]:
+    """The listed pods plus the remembered placements of pods no longer listed."""
+    listed = {(p.get("metadata") or {}).get("name") for p in pods}
+    return list(pods) + [rec for name, rec in sorted(remembered.items()) if name not in listed]
+
+
 def pod_nodes(pods: list[dict], *, live_only: bool = False) -> list[str]:
     """Nodes the workload's ranks (the pods that use GPUs; all pods if none do) ran on, sorted."""
     ranks = [p for p in pods if _uses_gpus(p)] or pods

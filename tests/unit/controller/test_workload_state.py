@@ -59,3 +59,20 @@ def test_multi_worker_profile_reads_first_and_last_rank():
     single = {"spec": {"workerStrategy": {"type": "Single"}}}
     assert [p["metadata"]["name"] for p in ws.training_log_pods(pods, single)] == ["t-0"]
     assert [p["metadata"]["name"] for p in ws.training_log_pods([_rank("solo", 0)], multi)] == ["solo"]
+
+
+def test_a_pod_seen_bound_counts_where_it_ran_after_it_is_gone():
+    from nvcre.controller.workload_state import placement_record, pod_nodes, with_remembered
+
+    def pod(name, node, gpus="8"):
+        return {"metadata": {"name": name},
+                "spec": {"nodeName": node, "containers": [{"resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}
+
+    launcher = pod("launcher", "cpu-1", gpus="0")
+    assert placement_record({"metadata": {"name": "p"}, "spec": {}}) is None  # not bound yet
+    remembered = {p["metadata"]["name"]: placement_record(p) for p in (pod("r0", "n1"), pod("r1", "n2"), launcher)}
+    # r1 was replaced (or evicted) before the controller looked: the list has r0 and the launcher only
+    listed = [pod("r0", "n1"), launcher]
+    assert pod_nodes(listed) == ["n1"]
+    assert pod_nodes(with_remembered(listed, remembered)) == ["n1", "n2"]  # GPU ranks only, as before
+    assert pod_nodes(with_remembered([], {})) == []
