@@ -18,17 +18,10 @@ source "$HERE/versions.env"
 BINARIES=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl helm)
 
 log() { echo "kube: $*" >&2; }
+# shellcheck source=../lib/pinned-set.sh
+source "$HERE/../lib/pinned-set.sh"
 
-check_dir() {
-    local dir="$1" missing=()
-    for b in "${BINARIES[@]}"; do
-        [[ -x "$dir/$b" ]] || missing+=("$b")
-    done
-    if ((${#missing[@]})); then
-        echo "${missing[*]}"
-        return 1
-    fi
-}
+check_dir() { missing_paths "$1" -x "${BINARIES[@]}"; }
 
 for var in NVCRE_KUBE_BIN KUBEBUILDER_ASSETS; do
     dir="${!var:-}"
@@ -54,26 +47,13 @@ if [[ -f "$STAMP" ]] && check_dir "$BIN" >/dev/null; then
     exit 0
 fi
 
-# versions.env names the cache; the go.mod files decide what is built. They must agree.
-pin_check() {
-    local gomod="$HERE/$1/go.mod" module="$2" want="$3"
-    grep -qE "^require $module $want\$" "$gomod" || {
-        log "error: $gomod does not require $module $want (versions.env); update both together"
-        exit 2
-    }
-}
-pin_check kubernetes k8s.io/kubernetes "$KUBERNETES_VERSION"
-pin_check etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
-pin_check helm helm.sh/helm/v4 "$HELM_VERSION"
+pin_check "$HERE/kubernetes/go.mod" k8s.io/kubernetes "$KUBERNETES_VERSION"
+pin_check "$HERE/etcd/go.mod" go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+pin_check "$HERE/helm/go.mod" helm.sh/helm/v4 "$HELM_VERSION"
 
 command -v go >/dev/null || { log "error: go is not installed; install Go >= 1.26 or set NVCRE_KUBE_BIN"; exit 2; }
 
-mkdir -p "$SET_DIR"
-exec 9>"$SET_DIR/.lock"
-if ! flock -n 9; then
-    log "another build of this set is running; waiting for it"
-    flock 9
-fi
+lock_set "$SET_DIR"
 # The other build may have finished while we waited.
 if [[ -f "$STAMP" ]] && check_dir "$BIN" >/dev/null; then
     echo "$BIN"

@@ -28,19 +28,14 @@ CRD_FILES=(
 )
 
 log() { echo "trainer: $*" >&2; }
+# shellcheck source=../lib/pinned-set.sh
+source "$HERE/../lib/pinned-set.sh"
 
 check_dir() {
-    local dir="$1" missing=()
-    for b in "${BINARIES[@]}"; do
-        [[ -x "$dir/bin/$b" ]] || missing+=("bin/$b")
-    done
-    for f in "${CRD_FILES[@]}"; do
-        [[ -f "$dir/crds/$f" ]] || missing+=("crds/$f")
-    done
-    if ((${#missing[@]})); then
-        echo "${missing[*]}"
-        return 1
-    fi
+    local missing=() m
+    m=$(missing_paths "$1" -x "${BINARIES[@]/#/bin/}") || missing+=($m)
+    m=$(missing_paths "$1" -f "${CRD_FILES[@]/#/crds/}") || missing+=($m)
+    ((${#missing[@]} == 0)) || { echo "${missing[*]}"; return 1; }
 }
 
 if [[ -n "${NVCRE_TRAINER_DIR:-}" ]]; then
@@ -54,16 +49,9 @@ if [[ -n "${NVCRE_TRAINER_DIR:-}" ]]; then
 fi
 
 # Trainer's go.mod decides the JobSet API it speaks; the JobSet build must match it.
-pin_check() {
-    local gomod="$HERE/$1/go.mod" module="$2" want="$3"
-    grep -qE "^[[:space:]]*(require )?$module $want( |\$)" "$gomod" || {
-        log "error: $gomod does not require $module $want (versions.env); update both together"
-        exit 2
-    }
-}
-pin_check trainer github.com/kubeflow/trainer/v2 "$TRAINER_VERSION"
-pin_check trainer sigs.k8s.io/jobset "$JOBSET_VERSION"
-pin_check jobset sigs.k8s.io/jobset "$JOBSET_VERSION"
+pin_check "$HERE/trainer/go.mod" github.com/kubeflow/trainer/v2 "$TRAINER_VERSION"
+pin_check "$HERE/trainer/go.mod" sigs.k8s.io/jobset "$JOBSET_VERSION"
+pin_check "$HERE/jobset/go.mod" sigs.k8s.io/jobset "$JOBSET_VERSION"
 
 SOURCE_HASH=$(cd "$HERE" && cat versions.env trainer/go.mod trainer/go.sum trainer/main.go jobset/go.mod jobset/go.sum \
     | sha256sum | cut -c1-16)
@@ -81,12 +69,7 @@ fi
 
 command -v go >/dev/null || { log "error: go is not installed; install Go >= 1.24 or set NVCRE_TRAINER_DIR"; exit 2; }
 
-mkdir -p "$SET_DIR"
-exec 9>"$SET_DIR/.lock"
-if ! flock -n 9; then
-    log "another build of this set is running; waiting for it"
-    flock 9
-fi
+lock_set "$SET_DIR"
 if fresh; then
     echo "$SET_DIR"
     exit 0
