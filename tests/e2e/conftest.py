@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import kubernetes
 import pytest
 import yaml
+from kubernetes import watch
 
 from nvcre.kube.client import KubeClient
 from nvcre.kube.resources import NVCRE_API_VERSION
@@ -157,6 +162,15 @@ class ControllerProcess:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
+    def crash_at_random(self, rng: random.Random, within: float, downtime: float) -> None:
+        """One or two SIGKILLs at random points of the next ``within`` seconds, each
+        followed (after up to ``downtime`` seconds) by a restart."""
+        for _ in range(rng.choice((1, 2))):
+            time.sleep(rng.uniform(0.2, within))
+            self.kill()
+            time.sleep(rng.uniform(0.0, downtime))
+            self.start()
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
@@ -180,7 +194,53 @@ def controller(kubeconfig, crds, tmp_path) -> Iterator[ControllerProcess]:
 
 
 # ---------------------------------------------------------------- helpers for tests
+class Creations:
+    """Every ADDED watch event per (kind, name), with the UIDs seen: an object created
+    twice (deleted and made again under its name) shows two UIDs.
+
+    ``kinds`` maps a label to (group, version, plural); one REST path serves core,
+    batch and custom kinds alike.
+    """
+
+    def __init__(self, kubeconfig: str, namespace: str, kinds: dict[str, tuple[str, str, str]]) -> None:
+        self.uids: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.stop = threading.Event()
+        self.api = kubernetes.config.new_client_from_config(config_file=kubeconfig)
+        custom = kubernetes.client.CustomObjectsApi(self.api)
+        self.threads = []
+        for kind, (group, version, plural) in kinds.items():
+            def lister(group=group, version=version, plural=plural, **kw):
+                return custom.list_namespaced_custom_object(group, version, namespace, plural, **kw)
+            self.threads.append(threading.Thread(target=self._watch, args=(kind, lister), daemon=True))
+        for t in self.threads:
+            t.start()
+
+    def _watch(self, kind, lister) -> None:
+        while not self.stop.is_set():
+            try:
+                for event in watch.Watch().stream(lister, timeout_seconds=5):
+                    if event["type"] == "ADDED":
+                        meta = event["object"]["metadata"]
+                        self.uids[(kind, meta["name"])].add(meta["uid"])
+                    if self.stop.is_set():
+                        return
+            except Exception:
+                time.sleep(0.2)
+
+    def names(self, kind: str) -> set[str]:
+        return {name for k, name in self.uids if k == kind}
+
+    def duplicates(self) -> dict:
+        return {k: v for k, v in self.uids.items() if len(v) > 1}
+
+    def close(self) -> None:
+        self.stop.set()
+        self.api.close()
+
+
 class E2E:
+    Creations = Creations
+
     """Helpers the tests share (a fixture, since two conftest modules cannot be imported by name)."""
 
     @staticmethod
@@ -207,6 +267,38 @@ class E2E:
             if cond.get("type") == ctype and cond.get("status") == "True":
                 return cond
         return None
+
+    @staticmethod
+    def wait_in_progress(kube: KubeClient, kind: str, namespace: str, reason: str, timeout: float, controller=None) -> dict:
+        """The first nvcre object of ``kind`` whose InProgress condition is True with ``reason``."""
+        def found():
+            for obj in kube.list(NVCRE_API_VERSION, kind, namespace):
+                cond = E2E.true_condition(obj, "InProgress")
+                if cond and cond["reason"] == reason:
+                    return obj
+            return None
+
+        return E2E.wait_for(found, timeout, reason, controller.log_tail if controller else lambda: "")
+
+    @staticmethod
+    def hold_gpus(kube: KubeClient, namespace: str, node: str) -> None:
+        """A pod ``gpu-hog`` holding every GPU of ``node`` for a long (simulated) time, running."""
+        kube.create({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-hog", "namespace": namespace},
+            "spec": {
+                "nodeName": node, "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
+                "containers": [{
+                    "name": "hog", "image": "busybox", "command": ["sleep", "1000000"],
+                    "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}},
+                }],
+            },
+        })
+        E2E.wait_for(lambda: (kube.get("v1", "Pod", "gpu-hog", namespace) or {}).get("status", {}).get("phase") == "Running",
+                     60, "the GPU hog to run")
+
+    @staticmethod
+    def release_gpus(kube: KubeClient, namespace: str) -> None:
+        kube.delete("v1", "Pod", "gpu-hog", namespace)
 
     @staticmethod
     def apply(kube: KubeClient, body: dict) -> dict:

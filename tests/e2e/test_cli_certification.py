@@ -260,20 +260,14 @@ def test_wait_that_ends_first_prints_the_partial_report(kube, kubeconfig):
     assert gone.returncode == 0 and f"namespace/{ns} deleted" in gone.stdout
 
 
-def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kubeconfig, namespace, tmp_path):
+def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kubeconfig, namespace, tmp_path, e2e):
     """A GPU hog holds gpu-node-01: --wait prints a Blocked line with the scheduler's words;
     once the hog goes, the run finishes and passes."""
     import time
 
     sim_fleet.start("healthy.yaml", nodes=2, racks=1)
     controller.start()
-    hog = {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-hog", "namespace": namespace},
-        "spec": {"nodeName": "gpu-node-01", "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
-                 "containers": [{"name": "hog", "image": "busybox", "command": ["sleep", "1000000"],
-                                 "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}}}]},
-    }
-    kube.create(hog)
+    e2e.hold_gpus(kube, namespace, "gpu-node-01")
     cert = {**CERT, "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "categories": [
         {"domain": "communication", "variant": "nccl-loopback",
          "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": "10m"}}]}}
@@ -295,7 +289,7 @@ def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kub
     blocked = [l for l in seen if "Blocked:" in l]
     assert blocked, "".join(seen) + controller.log_tail()
     assert "unschedulable" in blocked[0] and "nvidia.com/gpu" in blocked[0]
-    kube.delete("v1", "Pod", "gpu-hog", namespace)  # capacity comes back
+    e2e.release_gpus(kube, namespace)  # capacity comes back
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, out + err + controller.log_tail()
     assert "Result:       PASSED" in out

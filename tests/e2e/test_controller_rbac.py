@@ -10,8 +10,6 @@ import sys
 
 import yaml
 
-from nvcre.kube.resources import NVCRE_API_VERSION
-
 CONTROLLER_NS = "nvcre-e2e-rbac"
 
 
@@ -44,15 +42,7 @@ def test_namespace_permissions_missing_then_granted(sim_fleet, controller, kube,
         controller.start()
         e2e.apply(kube, e2e.certification("rbac", namespace, [
             {"domain": "communication", "variant": "nccl-loopback", "options": {"testScale": "intra-node"}}]))
-
-        def waiting():
-            for wf in kube.list(NVCRE_API_VERSION, "Workflow", namespace):
-                cond = e2e.true_condition(wf, "InProgress")
-                if cond and cond["reason"] == "NamespacePermissionsMissing":
-                    return wf
-            return None
-
-        wf = e2e.wait_for(waiting, 90, "NamespacePermissionsMissing", controller.log_tail)
+        wf = e2e.wait_in_progress(kube, "Workflow", namespace, "NamespacePermissionsMissing", 90, controller)
         message = e2e.true_condition(wf, "InProgress")["message"]
         assert "nvcre-manager-run" in message and "create jobs.batch" in message
         described = kubectl("-n", namespace, "describe", "workflow", wf["metadata"]["name"]).stdout

@@ -8,12 +8,7 @@ been created exactly once: a watch records every ADDED event with its UID.
 from __future__ import annotations
 
 import random
-import threading
 import time
-from collections import defaultdict
-
-import kubernetes
-from kubernetes import watch
 
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -31,52 +26,13 @@ CATEGORIES = [
 ]
 
 
-class Creations:
-    """Every ADDED event per (kind, name), with the UIDs seen."""
-
-    def __init__(self, kubeconfig: str, namespace: str) -> None:
-        self.uids: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self.stop = threading.Event()
-        self.api = kubernetes.config.new_client_from_config(config_file=kubeconfig)
-        self.threads = [
-            threading.Thread(target=self._watch, args=(kind, lister), daemon=True)
-            for kind, lister in self._listers(namespace).items()
-        ]
-        for t in self.threads:
-            t.start()
-
-    def _listers(self, ns):
-        batch = kubernetes.client.BatchV1Api(self.api)
-        custom = kubernetes.client.CustomObjectsApi(self.api)
-
-        def custom_lister(plural):
-            return lambda **kw: custom.list_namespaced_custom_object("nvcre.nvidia.com", "v1alpha1", ns, plural, **kw)
-
-        return {
-            "batch.Job": lambda **kw: batch.list_namespaced_job(ns, **kw),
-            "Workflow": custom_lister("workflows"),
-            "Job": custom_lister("jobs"),
-            "BandwidthMeasurement": custom_lister("bandwidthmeasurements"),
-        }
-
-    def _watch(self, kind, lister) -> None:
-        while not self.stop.is_set():
-            try:
-                for event in watch.Watch().stream(lister, timeout_seconds=5):
-                    obj = event["object"]
-                    meta = obj["metadata"] if isinstance(obj, dict) else obj.metadata.to_dict()
-                    if event["type"] == "ADDED":
-                        self.uids[(kind, meta["name"])].add(meta["uid"])
-                    if self.stop.is_set():
-                        return
-            except Exception:
-                time.sleep(0.2)
-
-    def duplicates(self) -> dict:
-        return {k: v for k, v in self.uids.items() if len(v) > 1}
-
-    def close(self) -> None:
-        self.stop.set()
+# What the controller creates, watched for ADDED events: (group, version, plural)
+CREATED_KINDS = {
+    "batch.Job": ("batch", "v1", "jobs"),
+    "Workflow": ("nvcre.nvidia.com", "v1alpha1", "workflows"),
+    "Job": ("nvcre.nvidia.com", "v1alpha1", "jobs"),
+    "BandwidthMeasurement": ("nvcre.nvidia.com", "v1alpha1", "bandwidthmeasurements"),
+}
 
 
 def _verdict(kube, namespace, name):
@@ -90,7 +46,7 @@ def _verdict(kube, namespace, name):
 
 def test_sigkill_at_random_points_converges_without_duplicates(sim_fleet, controller, kube, kubeconfig, namespace, e2e):
     sim_fleet.start(SCENARIO, time_scale=240.0)
-    creations = Creations(str(kubeconfig), namespace)
+    creations = e2e.Creations(str(kubeconfig), namespace, CREATED_KINDS)
     rng = random.Random(20261130)
     try:
         controller.start()
@@ -105,11 +61,7 @@ def test_sigkill_at_random_points_converges_without_duplicates(sim_fleet, contro
         for trial in range(10):
             name = f"trial-{trial}"
             e2e.apply(kube, e2e.certification(name, namespace, CATEGORIES))
-            for _ in range(rng.choice((1, 2))):  # one or two crashes per run
-                time.sleep(rng.uniform(0.2, duration * 0.8))
-                controller.kill()
-                time.sleep(rng.uniform(0.0, 2.0))
-                controller.start()
+            controller.crash_at_random(rng, duration * 0.8, downtime=2.0)
             e2e.wait_terminal(kube, "Certification", name, namespace, 300, controller)
             assert _verdict(kube, namespace, name) == expected, f"trial {trial} diverged"
         time.sleep(3)  # let the watches catch the last events

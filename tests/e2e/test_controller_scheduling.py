@@ -6,24 +6,6 @@ from __future__ import annotations
 from nvcre.kube.resources import NVCRE_API_VERSION
 
 
-def _blocker(namespace: str, node: str) -> dict:
-    """A pod holding every GPU of ``node`` for a long (simulated) time."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "gpu-hog", "namespace": namespace},
-        "spec": {
-            "nodeName": node,
-            "restartPolicy": "Never",
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [{
-                "name": "hog", "image": "busybox", "command": ["sleep", "1000000"],
-                "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}},
-            }],
-        },
-    }
-
-
 def _job_of(kube, namespace, node):
     for job in kube.list(NVCRE_API_VERSION, "Job", namespace):
         if node in (job["spec"].get("nodes") or []):
@@ -34,8 +16,7 @@ def _job_of(kube, namespace, node):
 def _start(sim_fleet, controller, kube, namespace, e2e, timeout_per_job):
     sim_fleet.start("healthy.yaml", nodes=2, racks=1)
     controller.start()
-    kube.create(_blocker(namespace, "gpu-node-01"))
-    e2e.wait_for(lambda: (kube.get("v1", "Pod", "gpu-hog", namespace) or {}).get("status", {}).get("phase") == "Running", 60, "the GPU hog to run")
+    e2e.hold_gpus(kube, namespace, "gpu-node-01")
     e2e.apply(kube, e2e.certification("blocked", namespace, [
         {"domain": "communication", "variant": "nccl-loopback",
          "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": timeout_per_job}},
@@ -65,7 +46,7 @@ def test_blocked_then_recovers(sim_fleet, controller, kube, namespace, e2e):
         60, "the Certification to show the blocked detail",
     )
     assert "unschedulable" in detail
-    kube.delete("v1", "Pod", "gpu-hog", namespace)  # capacity comes back
+    e2e.release_gpus(kube, namespace)  # capacity comes back
     cert = e2e.wait_terminal(kube, "Certification", "blocked", namespace, 300, controller)
     assert e2e.true_condition(cert, "Succeeded"), cert["status"]
     done = kube.get(NVCRE_API_VERSION, "Job", job["metadata"]["name"], namespace)

@@ -10,14 +10,10 @@ TrainJob -> JobSet -> batch Jobs -> pods on the simulated fleet.
 from __future__ import annotations
 
 import random
-import threading
 import time
-from collections import defaultdict
 
-import kubernetes
 import pytest
 import yaml
-from kubernetes import watch
 
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -193,72 +189,23 @@ def test_unschedulable_trainjob_pods_block_then_recover(trainer_kube, sim_fleet,
     kube = trainer_kube
     sim_fleet.start("healthy.yaml", nodes=1, racks=1)
     controller.start()
-    hog = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-hog", "namespace": namespace},
-           "spec": {"nodeName": "gpu-node-01", "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
-                    "containers": [{"name": "hog", "image": "busybox", "command": ["sleep", "1000000"],
-                                    "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}}}]}}
-    kube.create(hog)
-    e2e.wait_for(lambda: (kube.get("v1", "Pod", "gpu-hog", namespace) or {}).get("status", {}).get("phase") == "Running",
-                 60, "the GPU hog to run")
+    e2e.hold_gpus(kube, namespace, "gpu-node-01")
     e2e.apply(kube, e2e.certification("tj-blocked", namespace, [
         {"domain": "communication", "variant": "nccl-loopback",
          "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": "10m"}}]))
-
-    def blocked():
-        for job in kube.list(NVCRE_API_VERSION, "Job", namespace):
-            cond = e2e.true_condition(job, "InProgress")
-            if cond and cond["reason"] == "WorkloadSchedulingBlocked":
-                return job
-        return None
-
-    job = e2e.wait_for(blocked, 120, "WorkloadSchedulingBlocked", controller.log_tail)
+    job = e2e.wait_in_progress(kube, "Job", namespace, "WorkloadSchedulingBlocked", 120, controller)
     assert job["status"]["workloadRef"]["kind"] == "TrainJob"
     assert "nvidia.com/gpu" in e2e.true_condition(job, "InProgress")["message"]
-    kube.delete("v1", "Pod", "gpu-hog", namespace)
+    e2e.release_gpus(kube, namespace)
     cert = e2e.wait_terminal(kube, "Certification", "tj-blocked", namespace, 300, controller)
     assert e2e.true_condition(cert, "Succeeded"), cert["status"]
     done = kube.get(NVCRE_API_VERSION, "Job", job["metadata"]["name"], namespace)
     assert done["status"].get("schedulingResumedTime") and not done["status"].get("failedNodes")
 
 
-class _Additions:
-    """Every ADDED event of the trainjob chain's objects, per (kind, name): UIDs seen."""
-
-    KINDS = {"TrainJob": ("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
-             "TrainingRuntime": ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes"),
-             "JobSet": ("jobset.x-k8s.io", "v1alpha2", "jobsets")}
-
-    def __init__(self, kubeconfig: str, namespace: str) -> None:
-        self.uids: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self.stop = threading.Event()
-        self.api = kubernetes.config.new_client_from_config(config_file=kubeconfig)
-        custom = kubernetes.client.CustomObjectsApi(self.api)
-        self.threads = []
-        for kind, (group, version, plural) in self.KINDS.items():
-            def lister(group=group, version=version, plural=plural, **kw):
-                return custom.list_namespaced_custom_object(group, version, namespace, plural, **kw)
-            self.threads.append(threading.Thread(target=self._watch, args=(kind, lister), daemon=True))
-        for t in self.threads:
-            t.start()
-
-    def _watch(self, kind, lister) -> None:
-        while not self.stop.is_set():
-            try:
-                for event in watch.Watch().stream(lister, timeout_seconds=5):
-                    if event["type"] == "ADDED":
-                        meta = event["object"]["metadata"]
-                        self.uids[(kind, meta["name"])].add(meta["uid"])
-                    if self.stop.is_set():
-                        return
-            except Exception:
-                time.sleep(0.2)
-
-    def names(self, kind: str) -> set[str]:
-        return {name for k, name in self.uids if k == kind}
-
-    def close(self) -> None:
-        self.stop.set()
-        self.api.close()
+TRAINJOB_CHAIN = {"TrainJob": ("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
+                  "TrainingRuntime": ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes"),
+                  "JobSet": ("jobset.x-k8s.io", "v1alpha2", "jobsets")}
 
 
 def _verdict(cert: dict) -> tuple:
@@ -276,7 +223,7 @@ def test_sigkilled_controller_creates_each_trainjob_once(trainer_kube, sim_fleet
     categories = [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"nodesPerJob": 2}},
                   {"domain": "communication", "variant": "nccl-loopback",
                    "options": {"testScale": "intra-node", "maxConcurrent": 2}}]
-    additions = _Additions(str(kubeconfig), namespace)
+    additions = e2e.Creations(str(kubeconfig), namespace, TRAINJOB_CHAIN)
     rng = random.Random(20261130)
     try:
         controller.start()
@@ -289,16 +236,12 @@ def test_sigkilled_controller_creates_each_trainjob_once(trainer_kube, sim_fleet
         for trial in range(trials):
             name = f"trial-{trial}"
             e2e.apply(kube, e2e.certification(name, namespace, categories))
-            for _ in range(rng.choice((1, 2))):
-                time.sleep(rng.uniform(0.2, duration * 0.8))
-                controller.kill()
-                time.sleep(rng.uniform(0.0, 1.0))
-                controller.start()
+            controller.crash_at_random(rng, duration * 0.8, downtime=1.0)
             cert = e2e.wait_terminal(kube, "Certification", name, namespace, 300, controller)
             assert _verdict(cert) == expected, f"trial {trial} diverged"
         time.sleep(3)  # let the watches see the last events
         assert controller.starts > trials
-        assert not {k: v for k, v in additions.uids.items() if len(v) > 1}
+        assert not additions.duplicates()
         per_run = {run: len({n for n in additions.names("TrainJob") if n.startswith(f"{run}-")})
                    for run in ["baseline"] + [f"trial-{i}" for i in range(trials)]}
         # 2 all-reduce pairs + 4 intra-node loopback groups, in every run
