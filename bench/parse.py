@@ -15,7 +15,7 @@ from nvcre.measure.logprofile import default_log_profile
 from nvcre.measure.nccl import bandwidth_summary, parse_nccl_log
 from nvcre.measure.training import goodput_status, parse_training_log
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "data" / "fixtures"
 TARGET_BYTES = 20 * 1024 * 1024
 
 

@@ -1,4 +1,8 @@
-"""Shared pytest configuration: where the repository and ../shared are."""
+"""Shared pytest configuration: where the repository and its test data are.
+
+Everything the tests read lives inside the repository (``tests/data``), so a clone
+with nothing beside it runs the whole suite.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ import pytest
 pytest_plugins = ["nvcre.testbed.pytest_plugin", "nvcre.sim.pytest_plugin"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
-FIXTURES = SHARED / "fixtures"
+DATA = REPO_ROOT / "tests" / "data"
+FIXTURES = DATA / "fixtures"
 
 
 @pytest.fixture(scope="session")
@@ -19,12 +23,11 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"../shared is missing next to the checkout (looked in {SHARED})")
-    return SHARED
+def data_dir() -> Path:
+    """``tests/data``: real tool outputs (``fixtures/``) and the product brief (``seeds/``)."""
+    return DATA
 
 
 @pytest.fixture(scope="session")
-def fixtures_dir(shared_dir: Path) -> Path:
-    return shared_dir / "fixtures"
+def fixtures_dir(data_dir: Path) -> Path:
+    return data_dir / "fixtures"

@@ -3,7 +3,7 @@
 Platform, GPU product and architecture, ready GPU nodes, GPUs (from allocatable
 ``nvidia.com/gpu``, or counted from ``gpu.nvidia.com`` ResourceSlices on DRA nodes
 that advertise none) and topology labels. ``cluster_summary`` is pure so it is
-tested on the real Node objects in shared/fixtures.
+tested on the real Node objects in tests/data/fixtures.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Platform detection reads ``spec.providerID`` (and a few labels); the catalog's
 overrides then ask for the platform's RDMA resource. So a simulated node carries
 the providerID shape, instance type, RDMA extended resources and topology labels a
-real node of that platform has (see ``shared/fixtures/nodes`` and the platform table
+real node of that platform has (see ``tests/data/fixtures/nodes`` and the platform table
 in ``shared/reference/nvcre-catalog-platforms.md``).
 """
 

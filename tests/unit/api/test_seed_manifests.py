@@ -1,4 +1,4 @@
-"""Every Certification and WorkloadRun manifest printed in shared/seeds parses, and was extracted faithfully."""
+"""Every Certification and WorkloadRun manifest printed in the seeds (tests/data/seeds, copied from the product brief) parses, and was extracted faithfully."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def test_seed_manifest_parses(path: Path):
 
 
 @pytest.mark.parametrize("path", SEED_FILES, ids=lambda p: p.name)
-def test_seed_values_come_from_the_seed(path: Path, shared_dir: Path):
+def test_seed_values_come_from_the_seed(path: Path, data_dir: Path):
     """Every value (except a completed fragment's own name) is printed in the seed it names."""
-    seed_text = (shared_dir / "seeds" / _seed_of(path)).read_text(encoding="utf-8")
+    seed_text = (data_dir / "seeds" / _seed_of(path)).read_text(encoding="utf-8")
     manifest = yaml.safe_load(path.read_text(encoding="utf-8"))
     for where, value in _leaves(manifest):
         if where == ".metadata.name" and _is_fragment(path):
@@ -60,14 +60,14 @@ def test_seed_values_come_from_the_seed(path: Path, shared_dir: Path):
 
 
 @pytest.mark.parametrize("seed", ["000_20fbe34762fa4fef.txt", "001_d8153ddcc2b4c62f.txt"])
-def test_every_full_manifest_in_a_seed_is_extracted(seed: str, shared_dir: Path):
-    printed = (shared_dir / "seeds" / seed).read_text(encoding="utf-8").count("apiVersion: nvcre.nvidia.com/v1alpha1")
+def test_every_full_manifest_in_a_seed_is_extracted(seed: str, data_dir: Path):
+    printed = (data_dir / "seeds" / seed).read_text(encoding="utf-8").count("apiVersion: nvcre.nvidia.com/v1alpha1")
     extracted = [p for p in SEED_FILES if _seed_of(p) == seed and not _is_fragment(p)]
     assert len(extracted) == printed
 
 
-def test_no_seed_prints_a_manifest_we_missed(shared_dir: Path):
-    for seed in sorted((shared_dir / "seeds").glob("*.txt")):
+def test_no_seed_prints_a_manifest_we_missed(data_dir: Path):
+    for seed in sorted((data_dir / "seeds").glob("*.txt")):
         printed = seed.read_text(encoding="utf-8").count("apiVersion: nvcre.nvidia.com/v1alpha1")
         extracted = [p for p in SEED_FILES if _seed_of(p) == seed.name and not _is_fragment(p)]
         assert len(extracted) == printed, seed.name

@@ -1,4 +1,4 @@
-"""Node fixtures: the real Node objects in shared/fixtures/nodes, by file."""
+"""Node fixtures: the real Node objects in tests/data/fixtures/nodes, by file."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Run objects (as the API server holds them) that reproduce the shared report fixtures.
 
-Each builder returns ``RunObjects`` for one fixture in ``shared/fixtures/reports`` or
+Each builder returns ``RunObjects`` for one fixture in ``tests/data/fixtures/reports`` or
 for the seeds' failure sample, so the renderers are checked against real layouts.
 """
 

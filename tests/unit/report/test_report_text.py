@@ -29,8 +29,8 @@ def test_text_matches_fixture(fixtures_dir, fixture, builder):
     assert render_text(build_report(builder())) == expected
 
 
-def test_text_matches_seeds_passing_sample(shared_dir):
-    seed = next(p for p in (shared_dir / "seeds").iterdir() if "nvcrectl-20260806-162730" in p.read_text())
+def test_text_matches_seeds_passing_sample(data_dir):
+    seed = next(p for p in (data_dir / "seeds").iterdir() if "nvcrectl-20260806-162730" in p.read_text())
     lines = seed.read_text().splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("╔"))
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("│  Result:")) + 1

@@ -1,4 +1,4 @@
-"""Simulated Node objects look like the real GPU nodes in shared/fixtures/nodes."""
+"""Simulated Node objects look like the real GPU nodes in tests/data/fixtures/nodes."""
 
 from __future__ import annotations
 

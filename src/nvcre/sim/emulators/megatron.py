@@ -3,7 +3,7 @@
 Rank 0's pod prints the lifecycle (world size, start datetime, checkpoint load and
 saves); the last rank's pod prints ``iteration N/ M | ... elapsed time per iteration
 (ms) | throughput per GPU (TFLOP/s/GPU) | lm loss ...`` lines every log interval
-(``shared/fixtures/training``). Step time follows from the model size, the global
+(``tests/data/fixtures/training``). Step time follows from the model size, the global
 batch and the GPUs' achieved TFLOP/s, slowed by faults. With checkpointing on, a
 restarted pod resumes from the last checkpoint the kubelet recorded.
 

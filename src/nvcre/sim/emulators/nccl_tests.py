@@ -3,7 +3,7 @@
 Handles single-process runs (``-g`` GPUs in one process) and MPI launches
 (``mpirun -H a:8,b:8`` / ``--hostfile`` / ``-np`` / ``-N``), the perf flags
 ``-b -e -f -i -n -w -N -m -c -d -o -g``, and ``NCCL_DEBUG=INFO`` noise. Columns
-and number formats follow nccl-tests 2.17 (see ``shared/fixtures/nccl``); the times
+and number formats follow nccl-tests 2.17 (see ``tests/data/fixtures/nccl``); the times
 come from the fabric model, bounded by the group's slowest member.
 """
 
