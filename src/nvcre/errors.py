@@ -9,6 +9,9 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILED = 1  # the certification (or run) failed
 EXIT_USAGE = 2  # bad input: a flag, a file, a manifest field
+EXIT_CLUSTER = 3  # cannot reach or authenticate to the cluster
+EXIT_NOT_JUDGED = 4  # incomplete, or nothing judged the measurements (no thresholds, no stage)
+EXIT_TIMEOUT = 5  # timed out waiting for a result
 
 
 class UserError(Exception):
