@@ -16,6 +16,7 @@ from nvcre.api.measurement import (
     GoodputMeasurementSpec,
     GoodputMeasurementStatus,
 )
+from nvcre.api.reportexport import ReportExport, ReportExportPolicy
 from nvcre.api.options import CategoryOptions, EnvVar, WorkloadMetadata, merge_options
 from nvcre.api.workflow import Workflow, WorkflowSpec, WorkflowStatus
 from nvcre.api.workloadrun import WorkloadRun, WorkloadRunSpec, WorkloadRunStatus
@@ -30,6 +31,8 @@ KINDS = {
         GoodputMeasurement,
         BandwidthMeasurement,
         LogProfile,
+        ReportExportPolicy,
+        ReportExport,
     )
 }
 """Every kind by name, in the order the docs list them."""
@@ -59,6 +62,8 @@ __all__ = [
     "LogProfile",
     "LogProfileSpec",
     "ObjectMeta",
+    "ReportExport",
+    "ReportExportPolicy",
     "TargetSpec",
     "WorkloadMetadata",
     "WorkloadRun",

@@ -16,6 +16,7 @@ import logging
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
+from nvcre.controller import report_export
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
 from nvcre.kube.resources import NVCRE_API_VERSION
@@ -86,6 +87,8 @@ def _start(ctx: Context, cert: dict) -> float | None:
     except Exception as err:
         _fail(ctx, cert, compose.certification_reason_for(err), str(getattr(err, "message", err))[:1024])
         return None
+    # report exports are registered before any Workflow starts, so none misses its run
+    report_export.register(ctx, cert, ctx.settings.controller_namespace)
     workflow = _ensure_workflow(ctx, cert, 0, resolved[0], adapter)
     if workflow is None:
         return None

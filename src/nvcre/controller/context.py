@@ -8,6 +8,7 @@ send the phase-transition Events only after the write succeeded.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ class Settings:
     default_timeout_per_job: str = "1h"
     adapter: str = "auto"  # auto | native | trainjob
     workers: int = 4
+    # where the controller runs: policies there may export any namespace's reports
+    controller_namespace: str = field(default_factory=lambda: os.environ.get("POD_NAMESPACE", "nvcre-system"))
 
 
 @dataclass

@@ -11,6 +11,7 @@ from nvcre.controller.job import reconcile_job
 from nvcre.controller.measurement import reconcile_bandwidth, reconcile_goodput
 from nvcre.controller.metrics import ControllerMetrics
 from nvcre.controller.operator import Controller, run
+from nvcre.controller.report_export import ReportExporter
 from nvcre.controller.workflow import reconcile_workflow
 from nvcre.controller.workloadrun import reconcile_workloadrun
 from nvcre.kube.client import KubeClient
@@ -47,7 +48,9 @@ def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Co
     kube = KubeClient.from_kubeconfig(kubeconfig)
     ctx = Context(kube=kube, settings=settings or Settings(), metrics=ControllerMetrics())
     ctx.metrics.count_requests(kube)
-    return Controller(ctx, dict(RECONCILERS))
+    reconcilers = dict(RECONCILERS)
+    reconcilers["ReportExport"] = ReportExporter(ctx.settings.controller_namespace).reconcile
+    return Controller(ctx, reconcilers)
 
 
 def serve(

@@ -20,6 +20,7 @@ import kopf
 
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
+from nvcre.controller import report_export
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context
 from nvcre.controller.queue import Key, WorkQueue, run_workers
@@ -34,6 +35,7 @@ OWN_KINDS = {
     "workloadruns": "WorkloadRun",
     "bandwidthmeasurements": "BandwidthMeasurement",
     "goodputmeasurements": "GoodputMeasurement",
+    "reportexports": "ReportExport",
 }
 PARENT_OF = {"Workflow": ("Certification", "WorkloadRun", "Workflow"), "Job": ("Workflow",)}
 
@@ -72,6 +74,9 @@ class Controller:
         else:
             self.ctx.metrics.store.put(body)
         self.queue.add((kind, namespace, name))
+        if kind == "Certification":  # its exports snapshot and deliver when it ends
+            for key in report_export.exports_of_source(self.ctx, body):
+                self.queue.add(key)
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") in PARENT_OF.get(kind, ()):
                 self.queue.add((ref["kind"], namespace, ref["name"]))

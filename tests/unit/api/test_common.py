@@ -65,8 +65,12 @@ def test_format_path():
 
 def test_every_kind_is_registered_and_parses_minimal_objects():
     assert set(KINDS) == {"Certification", "Workflow", "Job", "WorkloadRun", "GoodputMeasurement",
-                          "BandwidthMeasurement", "LogProfile"}
+                          "BandwidthMeasurement", "LogProfile", "ReportExportPolicy", "ReportExport"}
+    webhook = {"url": "https://tracker.example.com/nvcre"}
     minimal_specs = {
+        "ReportExportPolicy": {"source": {"namespaces": ["gpu-certs"]}, "webhook": webhook},
+        "ReportExport": {"sourceRef": {"namespace": "gpu-certs", "name": "c", "uid": "u1"},
+                         "policyRef": {"name": "p", "uid": "u2"}, "webhook": webhook},
         "Workflow": {"jobTemplate": {"spec": {"workload": {"native": {"jobs": []}}}}, "orchestration": {}},
         "Job": {"workload": {"trainJob": {"runtimeRef": {"name": "r"}}}},
         "GoodputMeasurement": {"jobRef": {"kind": "Job", "name": "j"}, "logProfileRef": "megatron-training"},

@@ -90,7 +90,7 @@ def test_crd_facts_for_every_kind():
         assert spec["scope"] == ("Cluster" if kind.__name__ == "LogProfile" else "Namespaced")
         version = spec["versions"][0]
         assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
-        assert ("subresources" in version) == (kind.__name__ != "LogProfile")
+        assert ("subresources" in version) == (kind.__name__ not in ("LogProfile", "ReportExportPolicy"))
         columns = {c["name"]: c for c in version["additionalPrinterColumns"]}
         assert columns["Age"]["jsonPath"] == ".metadata.creationTimestamp"
 
@@ -121,7 +121,7 @@ def test_printer_columns_read_fields_that_exist(kind_name: str):
             continue
         node = _resolve(schema, column.json_path)
         assert node is not None, f"{kind_name} column {column.name}: {column.json_path} is not in the schema"
-        want = {"integer": "integer", "number": "number", "string": "string"}[column.type]
+        want = {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean"}[column.type]
         assert node.get("type") == want, f"{kind_name} column {column.name} is {node.get('type')}, declared {want}"
 
 
