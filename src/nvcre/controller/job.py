@@ -418,7 +418,7 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
             return {"reason": reason, "tail": "no pods were running when the Job timed out"}
         text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"], tail_lines=ws.FAILURE_LOG_LINES)
         entry = {"podName": pod["metadata"]["name"], "nodeName": (pod.get("spec") or {}).get("nodeName"), "reason": reason}
-        entry["tail"] = ws.log_tail(text)[-8000:]
+        entry["tail"] = ws.log_tail(text)
         return {k: v for k, v in entry.items() if v not in (None, "")}
     namespace = job["metadata"].get("namespace")
     text = ctx.kube.pod_log(failed.pod, namespace, container=failed.container or None, tail_lines=ws.FAILURE_LOG_LINES)
@@ -427,7 +427,7 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         "nodeName": failed.node or None,
         "exitCode": failed.exit_code,
         "reason": reason or failed.reason,
-        "tail": ws.log_tail(text)[-8000:],
+        "tail": ws.log_tail(text),
     }
     return {k: v for k, v in entry.items() if v not in (None, "")}
 
