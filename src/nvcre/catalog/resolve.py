@@ -375,6 +375,12 @@ def resolve_category(
         timeout = defaults.get("timeoutPerJob", "1h")
     nodes_rule = defaults.get("nodesPerJob", "all")
     nodes_per_job = 1 if nodes_rule == "one" or test_scale == "intra-node" else opts.nodes_per_job
+    if opts.placement == "Unpinned" and not opts.nodes_per_job:
+        raise ManifestError(
+            f"{where}.placement",
+            f"category {entry.key}: placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
+            source=source,
+        )
     gang = _gang(gang_scheduler)
     labels = _labels(data.get("labels"), opts, gang, where)
     taints = [t.get("key") for t in target_dict(target).get("taintSelectors") or []]
