@@ -208,6 +208,7 @@ def category_report(
         status=status,
         failure_reason=(failed.get("message") or failed.get("reason")) if (failed and status == "Failed") else None,
         status_detail=status_detail,
+        health_check=health_check_problem(jobs),
         runtime=human_duration(runtime_s) if runtime_s is not None else None,
         runtime_seconds=runtime_s,
         test_scale=None if placement == "Unpinned" else test_scale,
@@ -307,6 +308,15 @@ def job_blocked_detail(jobs: list[dict]) -> str | None:
         c = true_condition((job.get("status") or {}).get("conditions") or [], "InProgress")
         if c and c.get("reason") == "WorkloadSchedulingBlocked":
             return c.get("message") or None
+    return None
+
+
+def health_check_problem(jobs: list[dict]) -> str | None:
+    """A node health detector that could not be evaluated (NodeHealthMonitorError on a Job)."""
+    for job in jobs:
+        c = true_condition((job.get("status") or {}).get("conditions") or [], "NodeHealthMonitorError")
+        if c:
+            return c.get("message") or c.get("reason") or None
     return None
 
 

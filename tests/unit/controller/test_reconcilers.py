@@ -177,3 +177,28 @@ def test_retry_failed_groups_runs_a_failed_group_again_under_a_new_job(world):
     jobs = [n for k, n in kube.creates if k == "Job"]
     assert len(jobs) == 5 and len(set(jobs)) == 5
     assert any("-r1" in n for n in jobs)
+
+
+def test_a_detector_that_cannot_be_evaluated_is_reported_not_swallowed(world):
+    """An evaluation error at run time: NodeHealthMonitorError condition, a Warning Event,
+    and the report's Health line (the reference only logs it, so the detector never fires)."""
+    from nvcre.controller.job import reconcile_job
+    from nvcre.report.category import health_check_problem
+
+    kube, ctx = world
+    reconcile_certification(ctx, "ns", "cert")
+    wf_name = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf_name)
+    reconcile_workflow(ctx, "ns", wf_name)
+    job_name = next(n for k, n in kube.creates if k == "Job")
+    key = (f"{API}/Job", "ns", job_name)
+    # declared variable, but a key no Node has: fails on every node at run time
+    kube.objects[key]["spec"]["nodeHealthMonitor"] = {"cel": {"expression": "node.status.allocatable['example.com/nic'] == '0'"}}
+    reconcile_job(ctx, "ns", job_name)
+    reconcile_job(ctx, "ns", job_name)
+    job = kube.get(API, "Job", job_name, "ns")
+    cond = c.find(job["status"]["conditions"], c.HEALTH_CHECK_ERROR)
+    assert cond and cond["status"] == "True" and cond["reason"] == "DetectorEvaluationFailed"
+    assert "could not be evaluated" in cond["message"] and "example.com/nic" in cond["message"]
+    assert kube.events.count(("Warning", "NodeHealthMonitorError")) == 1  # once, not every pass
+    assert health_check_problem([job]) == cond["message"]
