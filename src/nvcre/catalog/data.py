@@ -98,6 +98,12 @@ class Catalog:
         key = self.aliases.get(key, key)
         return self.entries.get(key)
 
+    def canonical(self, domain: str, variant: str) -> tuple[str, str] | None:
+        """The entry's own (domain, variant) for a name or an alias; None when unknown.
+        Objects and reports carry this name, whichever spelling the user wrote."""
+        entry = self.lookup(domain, variant)
+        return (entry.domain, entry.variant) if entry is not None else None
+
     def sorted_entries(self) -> list[Entry]:
         return [self.entries[k] for k in sorted(self.entries)]
 

@@ -37,6 +37,15 @@ def valid_categories() -> list[str]:
     return [e.key for e in load_catalog().sorted_entries()]
 
 
+def canonical_category(category: Mapping[str, Any]) -> dict[str, Any]:
+    """A spec category with its variant spelled as the catalog entry names it (an alias
+    such as ``nccl-all-to-all`` becomes ``nccl-alltoall``); unknown ones unchanged."""
+    found = load_catalog().canonical(str(category.get("domain", "")), str(category.get("variant", "")))
+    if found is None or (category.get("domain"), category.get("variant")) == found:
+        return category
+    return {**category, "domain": found[0], "variant": found[1]}
+
+
 def _gang(spec: Any) -> GangScheduling | None:
     if spec is None:
         return None

@@ -51,9 +51,10 @@ def _fail(ctx: Context, cert: dict, reason: str, message: str) -> None:
 
 
 def _start(ctx: Context, cert: dict) -> float | None:
+    from nvcre.catalog.resolve import canonical_category, valid_categories
+
     spec = cert.get("spec") or {}
-    categories = spec.get("categories") or []
-    from nvcre.catalog.resolve import valid_categories
+    categories = [canonical_category(cat) for cat in spec.get("categories") or []]
 
     known = set(valid_categories())
     for cat in categories:
@@ -162,8 +163,10 @@ def _summary(entries: list[dict], failed_nodes: list[dict], excluded: list[dict]
 def _advance(ctx: Context, cert: dict) -> float | None:
     st = cert.get("status") or {}
     entries = st.get("categoryStatuses") or []
+    from nvcre.catalog.resolve import canonical_category
+
     spec = cert.get("spec") or {}
-    categories = spec.get("categories") or []
+    categories = [canonical_category(cat) for cat in spec.get("categories") or []]
     ns = cert["metadata"]["namespace"]
 
     index = next((i for i, e in enumerate(entries) if e.get("status") not in ("Succeeded", "Failed")), None)

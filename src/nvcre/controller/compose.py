@@ -120,7 +120,8 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
     options = category.get("options")
-    name = naming.workflow_name(meta["name"], category["domain"], category["variant"], options)
+    # the catalog's own name (an alias the user wrote is not what objects carry)
+    name = naming.workflow_name(meta["name"], resolved.domain, resolved.variant, options)
     return build_workflow(
         name=name,
         namespace=meta["namespace"],
@@ -130,8 +131,8 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
         adapter=adapter,
         labels={
             L.CERTIFICATION: meta["name"][:63],
-            L.CATEGORY_DOMAIN: category["domain"],
-            L.CATEGORY_VARIANT: category["variant"],
+            L.CATEGORY_DOMAIN: resolved.domain,
+            L.CATEGORY_VARIANT: resolved.variant,
         },
         annotations={CATEGORY_INDEX: str(index)},
         stall_grace=(category.get("options") or {}).get("schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),

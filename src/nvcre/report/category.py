@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from nvcre.catalog.resolve import canonical_category
 from nvcre.measure.thresholds import threshold_minimum
 from nvcre.report.failures import (
     failed_node,
@@ -50,7 +51,8 @@ def certification_plans(root: dict, workflows: list[dict]) -> list[CategoryPlan]
     by_name = {(w.get("metadata") or {}).get("name"): w for w in workflows}
     plans = []
     for index, cat in enumerate(spec.get("categories") or []):
-        domain, variant = cat.get("domain", ""), cat.get("variant", "")
+        canon = canonical_category(cat)
+        domain, variant = canon.get("domain", ""), canon.get("variant", "")
         cstatus = category_status_for(statuses, index, domain, variant)
         ref = (cstatus or {}).get("workflowRef") or {}
         wf = by_name.get(ref.get("name")) or workflow_by_labels(workflows, domain, variant)

@@ -202,3 +202,21 @@ def test_a_detector_that_cannot_be_evaluated_is_reported_not_swallowed(world):
     assert "could not be evaluated" in cond["message"] and "example.com/nic" in cond["message"]
     assert kube.events.count(("Warning", "NodeHealthMonitorError")) == 1  # once, not every pass
     assert health_check_problem([job]) == cond["message"]
+
+
+def test_an_alias_category_runs_under_the_reference_name(world):
+    """nccl-all-to-all (nvcre's old spelling) is accepted; objects and statuses carry nccl-alltoall."""
+    kube, ctx = world
+    kube.add({
+        "apiVersion": API, "kind": "Certification", "metadata": {"name": "a2a", "namespace": "ns"},
+        "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-all-to-all"}]},
+    })
+    reconcile_certification(ctx, "ns", "a2a")
+    st = kube.get(API, "Certification", "a2a", "ns")["status"]
+    assert c.reason_of(st["conditions"], c.IN_PROGRESS) == "WorkflowCreated", st
+    assert st["categoryStatuses"][0]["variant"] == "nccl-alltoall"
+    assert "communication/nccl-alltoall" in c.message_of(st["conditions"], c.IN_PROGRESS)
+    wf = kube.get(API, "Workflow", st["categoryStatuses"][0]["workflowRef"]["name"], "ns")
+    assert wf["metadata"]["name"] == "a2a-communication-nccl-alltoall"
+    assert wf["metadata"]["labels"]["nvcre.nvidia.com/category-variant"] == "nccl-alltoall"
+    assert wf["spec"]["category"] == "communication/nccl-alltoall"
