@@ -61,6 +61,7 @@ class WorkloadSpec:
     init_containers: tuple[dict[str, Any], ...] = ()  # WorkloadRun user init containers
     env_refs: tuple[tuple[str, dict[str, Any]], ...] = ()  # WorkloadRun valueFrom vars (forwarded to MPI by name)
     config: dict[str, Any] | None = None  # WorkloadRun /config: {"inline": {file: text}} or {"configMapRef": name}
+    config_files: tuple[dict[str, Any], ...] = ()  # catalog files: {name, mountPath, data} -> ConfigMap <workload>-<name>
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,7 @@ def _freeze(draft: WorkloadDraft, values: Mapping[str, Any], *, where: str, gpus
         claims=tuple(claims),
         compute_domain=draft.compute_domain,
         pre_command=tuple(fill_all(draft.pre_command, values, where=where)),
+        config_files=tuple(draft.config_files),
         init_script=None,
         checkpoint=None,
     )
