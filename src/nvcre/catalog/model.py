@@ -130,6 +130,9 @@ class ResolvedCategory:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     warnings: tuple[str, ...] = ()
+    # (type, reason, message) for the owner object when its Workflow is created, e.g.
+    # ("Warning", "GKENetworkDetection", "..."); warnings above are the CLI's text form.
+    events: tuple[tuple[str, str, str], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     isolate_failures: bool = True  # narrow a group's threshold miss down to nodes before naming them
 

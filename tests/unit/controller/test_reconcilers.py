@@ -220,3 +220,47 @@ def test_an_alias_category_runs_under_the_reference_name(world):
     assert wf["metadata"]["name"] == "a2a-communication-nccl-alltoall"
     assert wf["metadata"]["labels"]["nvcre.nvidia.com/category-variant"] == "nccl-alltoall"
     assert wf["spec"]["category"] == "communication/nccl-alltoall"
+
+
+def test_gcp_h100_renders_what_the_cluster_says_networks_and_tcpxo_plugin():
+    """The Workflow controller reads the GPU NIC networks from node allocatable and the
+    TCPXO plugin version from the installer pods; a node without the networks warns."""
+    import json as _json
+
+    fleet = build_fleet(FleetSpec(nodes=3, racks=1, platform="gcp", gpu="h100"))
+    nets = [f"a3-nic-{i}" for i in range(1, 9)]
+    nodes = []
+    for i, node in enumerate(fleet.nodes):
+        node = copy.deepcopy(node)
+        alloc = node.setdefault("status", {}).setdefault("allocatable", {})
+        for key in [k for k in alloc if k.startswith("networking.gke.io.networks/")]:
+            del alloc[key]  # the simulated fleet's own names; these nodes use others
+        for net in (nets if i < 2 else nets[:7]):  # the third node lacks one network
+            alloc[f"networking.gke.io.networks/{net}"] = "1"
+        nodes.append(node)
+    kube = FakeKube(nodes)
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: 1_800_000_000.0)
+    image = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.17"
+    kube.add({"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "nccl-tcpxo-installer-x", "namespace": "kube-system", "labels": {"k8s-app": "nccl-tcpxo-installer"}},
+              "spec": {"initContainers": [{"name": "installer", "image": image}], "containers": []}})
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "g", "namespace": "ns"},
+              "spec": {"target": {"nodeNames": [n["metadata"]["name"] for n in nodes[:2]]},
+                       "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
+    reconcile_certification(ctx, "ns", "g")
+    wf_name = kube.get(API, "Certification", "g", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf_name)
+    reconcile_workflow(ctx, "ns", wf_name)
+    job = kube.get(API, "Job", next(n for k, n in kube.creates if k == "Job"), "ns")
+    text = _json.dumps(job["spec"]["workload"])
+    assert '\\"network\\":\\"a3-nic-8\\"' in text and "vpc1" not in text
+    assert "tcpgpudmarxd-dev:v1.0.23" in text and "pytorch:26.01-py3" in text and "25.06" not in text
+    assert ("Warning", "GKENetworkDetection") not in kube.events and ("Warning", "TCPXOPluginDetection") not in kube.events
+
+    # all three nodes: one lacks a network -> the defaults and a Warning on the Workflow
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "h", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-all-gather"}]}})
+    reconcile_certification(ctx, "ns", "h")
+    wf2 = kube.get(API, "Certification", "h", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf2)
+    assert ("Warning", "GKENetworkDetection") in kube.events
