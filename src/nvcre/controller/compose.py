@@ -227,13 +227,34 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
 
 def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, detections: dict | None = None):
     """Re-resolve the Workflow's category from its source (Certification or WorkloadRun),
-    with what the cluster says for this platform (``platform_detections``)."""
-    meta = wf["metadata"]
+    with what the cluster says for this platform (``platform_detections``) and, on
+    on-prem GB200/GB300/B200/B300 without a nicResourceName, the NIC resource found on
+    the target nodes (a Normal ``NICResourceDetection`` event says why when none is)."""
+    from dataclasses import replace
+
+    from nvcre.discovery.nics import DETECTING_ARCHS, DETECTING_PLATFORMS, detect_nic_resource
+
+    target = ((wf.get("spec") or {}).get("orchestration") or {}).get("target")
+    nodes: list[dict] | None = None
     if detections is None:
         detections = {}
         if platform == "gcp" and arch == "h100":
-            target = ((wf.get("spec") or {}).get("orchestration") or {}).get("target")
-            detections = platform_detections(ctx, discover(gpu_nodes(ctx), target).nodes, platform, arch)
+            nodes = discover(gpu_nodes(ctx), target).nodes
+            detections = platform_detections(ctx, nodes, platform, arch)
+    resolved = _resolve_source(ctx, wf, platform, arch, detections)
+    if platform in DETECTING_PLATFORMS and arch in DETECTING_ARCHS and not resolved.nic_resource_name \
+            and "nic_resource_name" not in detections:
+        nodes = nodes if nodes is not None else discover(gpu_nodes(ctx), target).nodes
+        found = detect_nic_resource(nodes, platform=platform, arch=arch, mlnx_per_node=resolved.mlnx_per_node)
+        if found.resource_name:
+            resolved = _resolve_source(ctx, wf, platform, arch, {**detections, "nic_resource_name": found.resource_name})
+        if found.message:
+            resolved = replace(resolved, events=(*resolved.events, ("Normal", "NICResourceDetection", found.message)))
+    return resolved
+
+
+def _resolve_source(ctx: Context, wf: dict, platform: str, arch: str, detections: dict):
+    meta = wf["metadata"]
     labels = meta.get("labels") or {}
     owner = L.controller_of(wf) or {}
     ns = meta["namespace"]
@@ -248,7 +269,7 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, detec
         parent = ctx.kube.get(NVCRE_API_VERSION, "Workflow", owner["name"], ns)
         if parent is None:
             raise PlanError(WorkflowReason.PARTITION_ERROR, "the Workflow this isolation belongs to is gone")
-        return resolve_for_workflow(ctx, parent, platform, arch, detections)
+        return _resolve_source(ctx, parent, platform, arch, detections)
     cert_name = owner.get("name") or labels.get(L.CERTIFICATION)
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", cert_name, ns) if cert_name else None
     if cert is None:

@@ -264,3 +264,35 @@ def test_gcp_h100_renders_what_the_cluster_says_networks_and_tcpxo_plugin():
     wf2 = kube.get(API, "Certification", "h", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
     reconcile_workflow(ctx, "ns", wf2)
     assert ("Warning", "GKENetworkDetection") in kube.events
+
+
+def test_onprem_gb200_nic_resource_is_detected_or_the_reason_reported():
+    """On-prem GB200 without nicResourceName: the one NIC resource every node has enough of
+    is requested; none -> nothing requested and a Normal NICResourceDetection event."""
+    import json as _json
+
+    fleet = build_fleet(FleetSpec(nodes=2, racks=1, platform="onprem", gpu="gb200"))
+    kube = FakeKube(fleet.nodes)  # the simulated on-prem nodes advertise rdma/ib: 1k
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: 1_800_000_000.0)
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "o", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
+    reconcile_certification(ctx, "ns", "o")
+    wf_name = kube.get(API, "Certification", "o", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf_name)
+    reconcile_workflow(ctx, "ns", wf_name)
+    job = kube.get(API, "Job", next(n for k, n in kube.creates if k == "Job"), "ns")
+    assert '"rdma/ib": "8"' in _json.dumps(job["spec"]["workload"])
+    assert ("Normal", "NICResourceDetection") not in kube.events
+
+    for key, node in list(kube.objects.items()):  # take the NICs away: nothing to pick
+        if key[0] == "v1/Node":
+            node["status"]["allocatable"].pop("rdma/ib", None)
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "p", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-all-gather"}]}})
+    reconcile_certification(ctx, "ns", "p")
+    wf2 = kube.get(API, "Certification", "p", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf2)
+    reconcile_workflow(ctx, "ns", wf2)
+    assert ("Normal", "NICResourceDetection") in kube.events
+    jobs = [kube.get(API, "Job", n, "ns") for k, n in kube.creates if k == "Job"]
+    assert not any('"rdma/ib"' in _json.dumps(j["spec"]["workload"]) for j in jobs if j and j["metadata"]["name"].startswith("p-"))
