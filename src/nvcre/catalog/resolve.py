@@ -359,6 +359,7 @@ def resolve_category(
     tcpxo_values, events = _tcpxo_values(plat, arch, data["image"], gke_networks, tcpxo)
     values.update(tcpxo_values)
     warnings += [message for _, _, message in events]
+    events = [("Warning", "GPUArchitectureDefaults", w) for w in [hw.warning()] if w] + events
     draft = WorkloadDraft(entry, entry.launch, data["image"])
     if data.get("script") == "megatron":
         draft.command = ["/bin/bash", "-c", megatron["launch"]]
@@ -575,6 +576,7 @@ def resolve_workloadrun(
     tcpxo_values, events = _tcpxo_values(plat, arch, "", gke_networks, tcpxo)
     values.update(tcpxo_values)
     warnings += [message for _, _, message in events]
+    events = [("Warning", "GPUArchitectureDefaults", w) for w in [hw.warning("spec.gpusPerNode and spec.mlnxPerNode")] if w] + events
     values.update(draft.var_overrides)
     workload = _freeze(draft, values, where="_lib/workloadrun.yaml", gpus=gpus)
     mpi = workload.mpi

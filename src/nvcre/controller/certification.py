@@ -130,7 +130,7 @@ def _start(ctx: Context, cert: dict) -> float | None:
 def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str) -> dict | None:
     body = compose.workflow_for_category(ctx, cert, index, resolved, adapter)
     try:
-        existing, _ = ctx.kube.create(body)
+        existing, created = ctx.kube.create(body)
     except Exception as err:
         ctx.events.emit(cert, "Warning", "WorkflowCreationError", f"Failed to create Workflow {body['metadata']['name']}: {err}")
         _fail(ctx, cert, R.WORKFLOW_FAILED, f"Failed to create Workflow {body['metadata']['name']}: {err}")
@@ -138,6 +138,9 @@ def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: st
     if not L.controlled_by(existing, cert):
         _fail(ctx, cert, R.NAME_COLLISION, f"Workflow {body['metadata']['name']} exists and is not controlled by this Certification")
         return None
+    if created:  # once, when the category starts (e.g. GPUArchitectureDefaults)
+        for event_type, reason, message in resolved.events:
+            ctx.events.emit(cert, event_type, reason, f"{resolved.key}: {message}")
     return existing
 
 

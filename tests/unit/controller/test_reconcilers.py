@@ -296,3 +296,19 @@ def test_onprem_gb200_nic_resource_is_detected_or_the_reason_reported():
     assert ("Normal", "NICResourceDetection") in kube.events
     jobs = [kube.get(API, "Job", n, "ns") for k, n in kube.creates if k == "Job"]
     assert not any('"rdma/ib"' in _json.dumps(j["spec"]["workload"]) for j in jobs if j and j["metadata"]["name"].startswith("p-"))
+
+
+def test_unknown_architecture_sizing_is_announced_once_per_category():
+    """GPUArchitectureDefaults (ADR-092): an architecture without hardware defaults is sized
+    by the fallback; the Certification says so when the category's Workflow is created."""
+    fleet = build_fleet(FleetSpec(nodes=2, racks=1, platform="onprem", gpu="h100"))
+    nodes = copy.deepcopy(fleet.nodes)
+    for node in nodes:
+        node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-X900-96GB"
+    kube = FakeKube(nodes)
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: 1_800_000_000.0)
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "x", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}})
+    reconcile_certification(ctx, "ns", "x")
+    reconcile_certification(ctx, "ns", "x")
+    assert kube.events.count(("Warning", "GPUArchitectureDefaults")) == 1
