@@ -8,7 +8,7 @@ from nvcre.kube.resources import NVCRE_API_VERSION
 ALL_CATEGORIES = [
     ("communication", "nccl-all-reduce"),
     ("communication", "nccl-all-gather"),
-    ("communication", "nccl-all-to-all"),
+    ("communication", "nccl-alltoall"),
     ("communication", "nccl-loopback"),
     ("communication", "nccl-loopback-nvswitch"),
     ("diagnostics", "dcgm-level4"),

@@ -120,13 +120,15 @@ class CertificationSpec(CategoryOptions):
                 if merged.nodes_per_job is None:
                     raise FieldProblem(
                         f"{where}.placement" if own.placement else "placement",
-                        "placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
+                        f"category {category.domain}/{category.variant}: placement Unpinned needs an explicit "
+                        "nodesPerJob (globally or on the category)",
                     )
                 if merged.test_scale not in (None, "full-scale"):
                     field = "placement" if own.placement else "testScale"
                     raise FieldProblem(
                         f"{where}.{field}",
-                        f"placement Unpinned cannot be combined with testScale {merged.test_scale}",
+                        f"category {category.domain}/{category.variant}: placement Unpinned cannot be combined "
+                        f"with testScale {merged.test_scale}",
                     )
             if merged.env and len(merged.env) > MAX_ENV:
                 raise FieldProblem(

@@ -21,6 +21,9 @@ VALIDATION_FAILED = "ValidationFailed"
 """Additive: True when a measurement missed its threshold (Job, Workflow, WorkloadRun)."""
 HARDWARE_FAILED = "HardwareFailed"
 """Additive: True when a node health check fired while the workload ran (Job)."""
+HEALTH_CHECK_ERROR = "NodeHealthMonitorError"
+"""Additive: True when a node health detector could not be evaluated on some node (Job).
+Such a detector cannot fire there, so the run says so instead of staying silent."""
 
 MEASURING = "Measuring"
 COMPLETE = "Complete"
@@ -113,6 +116,8 @@ class JobReasons:
     WORKLOAD_CREATION_ERROR = "WorkloadCreationError"  # Failed: the workload could not be built
     JOB_TIMED_OUT = "JobTimedOut"  # Failed: exceeded timeoutPerJob (written by the Workflow)
     HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"  # HardwareFailed=True
+    DETECTOR_EVALUATION_FAILED = "DetectorEvaluationFailed"  # NodeHealthMonitorError=True: an error on some node
+    DETECTOR_INVALID = "DetectorInvalid"  # NodeHealthMonitorError=True: the expression does not compile
     THRESHOLD_VIOLATED = "ThresholdViolated"  # ValidationFailed=True: a measured value missed its expression
     INVALID_THRESHOLD_EXPRESSION = "InvalidThresholdExpression"  # ValidationFailed=True
     UNKNOWN_THRESHOLD_KEY = "UnknownThresholdKey"  # ValidationFailed=True (checked before waiting)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from nvcre.api.common import QUALIFIED_NAME_PATTERN, ApiModel, FieldProblem, cel
 
 DEFAULT_QUEUE = "default-queue"
 DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
 QUEUE_PATTERN = r"^$|^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$"
+# "" is allowed and means DEFAULT_QUEUE_LABEL_KEY (the reference defaults an empty key).
+QUEUE_LABEL_KEY_PATTERN = "^$|" + QUALIFIED_NAME_PATTERN
 
 
 class GangSchedulerSpec(ApiModel):
@@ -27,10 +29,16 @@ class GangSchedulerSpec(ApiModel):
     queue: Annotated[str, StringConstraints(max_length=63, pattern=QUEUE_PATTERN)] = Field(
         DEFAULT_QUEUE, description="Queue written under queueLabelKey on the workload object and its templates."
     )
-    queue_label_key: Annotated[str, StringConstraints(min_length=1, max_length=317, pattern=QUALIFIED_NAME_PATTERN)] = Field(
+    queue_label_key: Annotated[str, StringConstraints(max_length=317, pattern=QUEUE_LABEL_KEY_PATTERN)] = Field(
         DEFAULT_QUEUE_LABEL_KEY,
-        description="Label key that carries the queue (kai.scheduler/queue; runai/queue on Run:ai).",
+        description="Label key that carries the queue (kai.scheduler/queue; runai/queue on Run:ai). "
+        "Empty means the default, as in the reference.",
     )
+
+    @field_validator("queue_label_key", mode="after")
+    @classmethod
+    def _empty_is_default(cls, value: str) -> str:
+        return value or DEFAULT_QUEUE_LABEL_KEY
 
     @classmethod
     def cel_rules(cls) -> list[dict[str, str]]:

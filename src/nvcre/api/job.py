@@ -33,6 +33,7 @@ from nvcre.api.common import (
 from nvcre.api.kinds import AGE, FAILED_NODES, RUN_PHASE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.measurement import BandwidthMeasurementConfig, GoodputMeasurementConfig
 from nvcre.api.options import Thresholds, WorkloadMetadata, check_thresholds
+from nvcre.health.detectors import check_detector_expression
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
@@ -65,6 +66,15 @@ class CelHealthCheck(ApiModel):
     """A CEL expression over ``node`` (a full Node object); true means unhealthy."""
 
     expression: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+
+    @model_validator(mode="after")
+    def _compiles(self) -> "CelHealthCheck":
+        # Checked against the declared variables (only `node`): a typo'd name would
+        # otherwise fail on every Node at run time and the detector would never fire.
+        problem = check_detector_expression(self.expression)
+        if problem is not None:
+            raise FieldProblem("expression", problem)
+        return self
 
 
 class NodeHealthMonitor(ApiModel):

@@ -233,6 +233,28 @@ def _pos(description: str, minimum: int = 1) -> Any:
     return Field(None, ge=minimum, le=2_147_483_647, description=description)
 
 
+NIC_RESERVED_MESSAGE = "nicResourceName must not be under kubernetes.io/ or k8s.io/"
+
+
+def nic_resource_rule() -> dict[str, str]:
+    """The CRD rule refusing reserved resource domains; Certification options and
+    WorkloadRun share it (the reference applies the same rule to both)."""
+    return cel(
+        "!has(self.nicResourceName) || !(self.nicResourceName.startsWith('kubernetes.io/') "
+        "|| self.nicResourceName.startsWith('k8s.io/') || self.nicResourceName.matches('^[^/]*[.]k8s[.]io/'))",
+        NIC_RESERVED_MESSAGE,
+        field_path=".nicResourceName",
+    )
+
+
+def check_nic_resource_name(value: str | None) -> None:
+    """The same rule as ``nic_resource_rule``, for manifests checked before the API server."""
+    if value:
+        prefix = value.split("/")[0]
+        if prefix in ("kubernetes.io", "k8s.io") or prefix.endswith(".k8s.io"):
+            raise FieldProblem("nicResourceName", NIC_RESERVED_MESSAGE)
+
+
 class CategoryOptions(ApiModel):
     """Options for how a category runs; settable on the Certification spec (global) and
     per category (``categories[].options``). Unset means: use the catalog/platform/GPU default."""
@@ -366,12 +388,7 @@ class CategoryOptions(ApiModel):
                 "placement Unpinned runs one job and cannot be combined with testScale intra-node, intra-rack or diagnose",
                 field_path=".placement",
             ),
-            cel(
-                "!has(self.nicResourceName) || !(self.nicResourceName.startsWith('kubernetes.io/') "
-                "|| self.nicResourceName.startsWith('k8s.io/') || self.nicResourceName.matches('^[^/]*[.]k8s[.]io/'))",
-                "nicResourceName must not be under kubernetes.io/ or k8s.io/",
-                field_path=".nicResourceName",
-            ),
+            nic_resource_rule(),
         ]
 
     @model_validator(mode="after")
@@ -384,10 +401,7 @@ class CategoryOptions(ApiModel):
             )
         check_thresholds(self.thresholds)
         check_env_names_unique(self.env)
-        if self.nic_resource_name:
-            prefix = self.nic_resource_name.split("/")[0]
-            if prefix in ("kubernetes.io", "k8s.io") or prefix.endswith(".k8s.io"):
-                raise FieldProblem("nicResourceName", "nicResourceName must not be under kubernetes.io/ or k8s.io/")
+        check_nic_resource_name(self.nic_resource_name)
         return self
 
 

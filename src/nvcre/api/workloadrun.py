@@ -39,7 +39,9 @@ from nvcre.api.options import (
     Thresholds,
     WorkloadMetadata,
     check_env_names_unique,
+    check_nic_resource_name,
     check_thresholds,
+    nic_resource_rule,
 )
 from nvcre.api.quantity import parse_quantity
 from nvcre.api.workflow import OverrideSpec
@@ -283,9 +285,14 @@ class WorkloadRunSpec(ApiModel):
         None, description="Unschedulable grace before WorkloadSchedulingBlocked (default 300)."
     )
 
+    @classmethod
+    def cel_rules(cls) -> list[dict[str, str]]:
+        return [nic_resource_rule()]
+
     @model_validator(mode="after")
     def _check(self) -> "WorkloadRunSpec":
         check_thresholds(self.thresholds)
+        check_nic_resource_name(self.nic_resource_name)
         check_env_names_unique(self.env)
         for index, volume in enumerate(self.volumes or []):
             if volume.get("name") in RESERVED_VOLUME_NAMES:

@@ -33,7 +33,7 @@ LAUNCHES = ("mpi", "torchrun", "per-node", "exec")
 PATCH_KEYS = {
     "image", "ncclBinary", "mpi", "command", "preCommand", "env", "replaceEnv", "resources",
     "removeResources", "podResources", "podAnnotations", "tolerations", "capabilities",
-    "hostPaths", "sidecars", "claims", "computeDomain", "privileged", "dcgmHost", "topologyKey",
+    "hostPaths", "sidecars", "claims", "computeDomain", "privileged", "dcgmHost", "topologyKey", "configFiles",
 }
 WHEN_KEYS = {"gpuArchitecture", "platform", "tags", "launch", "variants", "mnnvl", "gpusPerNode"}
 MPI_PATCH_KEYS = {"mpirun", "prefix", "args"}
@@ -98,6 +98,12 @@ class Catalog:
         key = self.aliases.get(key, key)
         return self.entries.get(key)
 
+    def canonical(self, domain: str, variant: str) -> tuple[str, str] | None:
+        """The entry's own (domain, variant) for a name or an alias; None when unknown.
+        Objects and reports carry this name, whichever spelling the user wrote."""
+        entry = self.lookup(domain, variant)
+        return (entry.domain, entry.variant) if entry is not None else None
+
     def sorted_entries(self) -> list[Entry]:
         return [self.entries[k] for k in sorted(self.entries)]
 
@@ -157,8 +163,30 @@ def _load_blocks(path: Path, kind: str) -> tuple[str, tuple[Block, ...]]:
             raise CatalogError(f"{where}: a block must patch something")
         if "mpi" in patch:
             _check_keys(f"{where}.mpi", patch["mpi"], MPI_PATCH_KEYS)
+        if "configFiles" in patch:
+            patch["configFiles"] = [_load_config_files(f"{where}.configFiles[{i}]", cf) for i, cf in enumerate(patch["configFiles"])]
         blocks.append(Block(source=f"{kind}/{path.stem}", id=raw["id"], when=when, patch=patch))
     return path.stem, tuple(blocks)
+
+
+CONFIG_FILE_KEYS = {"name", "mountPath", "files"}
+
+
+def _load_config_files(where: str, raw: Any) -> dict[str, Any]:
+    """A ``configFiles`` item: files under ``_lib/`` shipped in a ConfigMap ``<workload>-<name>``
+    and mounted read-only at ``mountPath`` (e.g. an NCCL topology file). Read once here."""
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{where}: must be a mapping with name, mountPath and files")
+    _check_keys(where, raw, CONFIG_FILE_KEYS)
+    if not raw.get("name") or not str(raw.get("mountPath", "")).startswith("/") or not raw.get("files"):
+        raise CatalogError(f"{where}: needs a name, an absolute mountPath and files {{key: _lib path}}")
+    data = {}
+    for key, rel in raw["files"].items():
+        path = (CATALOG_DIR / "_lib" / str(rel)).resolve()
+        if CATALOG_DIR / "_lib" not in path.parents or not path.is_file():
+            raise CatalogError(f"{where}.files.{key}: no file _lib/{rel}")
+        data[str(key)] = path.read_text(encoding="utf-8")
+    return {"name": str(raw["name"]), "mountPath": str(raw["mountPath"]), "data": data}
 
 
 @lru_cache(maxsize=1)

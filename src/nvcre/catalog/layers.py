@@ -75,6 +75,7 @@ class WorkloadDraft:
         self.blanket_toleration = False
         self.host_paths: list[dict[str, Any]] = []
         self.sidecars: list[dict[str, Any]] = []
+        self.config_files: list[dict[str, Any]] = []
         self.claims: list[dict[str, Any]] = []
         self.compute_domain = False
         self.pre_command: list[str] = []
@@ -168,6 +169,8 @@ class WorkloadDraft:
                 self.capabilities.append(cap)
         self.host_paths.extend(copy.deepcopy(p.get("hostPaths") or []))
         self.sidecars.extend(copy.deepcopy(p.get("sidecars") or []))
+        for cf in p.get("configFiles") or []:
+            self.config_files = [c for c in self.config_files if c["name"] != cf["name"]] + [dict(cf)]
         for claim in p.get("claims") or []:
             self.claims = [c for c in self.claims if c["name"] != claim["name"]] + [dict(claim)]
         if p.get("computeDomain"):
@@ -176,6 +179,8 @@ class WorkloadDraft:
             self.privileged = bool(p["privileged"])
         if "dcgmHost" in p:
             self.var_overrides["dcgmHost"] = p["dcgmHost"]
-        if "topologyKey" in p:
+        # A GPU fragment's topology key is the generic one (the NVLink clique); a platform
+        # that names its own rack label (Nscale's accelerator domain) keeps it.
+        if "topologyKey" in p and not (block.source.startswith("gpu/") and self.topology_key):
             self.topology_key = p["topologyKey"]
         self.applied.append(src)

@@ -61,6 +61,7 @@ class WorkloadSpec:
     init_containers: tuple[dict[str, Any], ...] = ()  # WorkloadRun user init containers
     env_refs: tuple[tuple[str, dict[str, Any]], ...] = ()  # WorkloadRun valueFrom vars (forwarded to MPI by name)
     config: dict[str, Any] | None = None  # WorkloadRun /config: {"inline": {file: text}} or {"configMapRef": name}
+    config_files: tuple[dict[str, Any], ...] = ()  # catalog files: {name, mountPath, data} -> ConfigMap <workload>-<name>
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,9 @@ class ResolvedCategory:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     warnings: tuple[str, ...] = ()
+    # (type, reason, message) for the owner object when its Workflow is created, e.g.
+    # ("Warning", "GKENetworkDetection", "..."); warnings above are the CLI's text form.
+    events: tuple[tuple[str, str, str], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     isolate_failures: bool = True  # narrow a group's threshold miss down to nodes before naming them
 

@@ -22,6 +22,7 @@ from nvcre.catalog.data import Entry, load_catalog
 from nvcre.catalog.layers import WorkloadDraft, block_matches
 from nvcre.catalog.model import GangScheduling, Measurement, MpiSpec, ResolvedCategory, WorkloadSpec
 from nvcre.catalog.template import CatalogError, fill, fill_all
+from nvcre.discovery.gke import DEFAULT_TCPXO, GkeNetworks, TcpxoProfile, detect_gke_networks
 from nvcre.discovery.gpu import UNKNOWN, hardware_defaults, parse_product
 from nvcre.discovery.nodes import UNSCHEDULABLE_TAINT, target_dict
 from nvcre.discovery.platform import PLATFORMS
@@ -35,6 +36,15 @@ ADAPTERS = ("native", "trainjob")
 
 def valid_categories() -> list[str]:
     return [e.key for e in load_catalog().sorted_entries()]
+
+
+def canonical_category(category: Mapping[str, Any]) -> dict[str, Any]:
+    """A spec category with its variant spelled as the catalog entry names it (an alias
+    such as ``nccl-all-to-all`` becomes ``nccl-alltoall``); unknown ones unchanged."""
+    found = load_catalog().canonical(str(category.get("domain", "")), str(category.get("variant", "")))
+    if found is None or (category.get("domain"), category.get("variant")) == found:
+        return category
+    return {**category, "domain": found[0], "variant": found[1]}
 
 
 def _gang(spec: Any) -> GangScheduling | None:
@@ -114,6 +124,28 @@ def _context(entry_tags: Iterable[str], launch: str, variant: str, platform: str
     }
 
 
+def _tcpxo_values(plat: str, arch: str, entry_image: str, networks: GkeNetworks | None,
+                  tcpxo: TcpxoProfile | None) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    """Holes of the GCP H100 (TCPXO) fragment and the events its detections raise.
+
+    Without detections (offline render) the defaults apply silently: networks vpc1..vpc8
+    and the v1.0.15 plugin profile (CUDA 12 images)."""
+    nets = networks or detect_gke_networks([])
+    profile = tcpxo or DEFAULT_TCPXO
+    values = {
+        "gkeInterfaces": nets.interfaces_annotation(),
+        "tcpxoDaemon": profile.daemon,
+        "tcpxoImage": profile.nccl_image or entry_image,
+    }
+    events: list[tuple[str, str, str]] = []
+    if plat == "gcp" and arch == "h100":
+        if networks is not None and networks.message:
+            events.append(("Warning", "GKENetworkDetection", networks.message))
+        if tcpxo is not None and tcpxo.message:
+            events.append(("Warning", "TCPXOPluginDetection", tcpxo.message))
+    return values, events
+
+
 def _apply_fragments(draft: WorkloadDraft, ctx: Mapping[str, Any]) -> None:
     catalog = load_catalog()
     for block in catalog.platform_blocks.get(ctx["platform"], ()):
@@ -171,6 +203,7 @@ def _freeze(draft: WorkloadDraft, values: Mapping[str, Any], *, where: str, gpus
         claims=tuple(claims),
         compute_domain=draft.compute_domain,
         pre_command=tuple(fill_all(draft.pre_command, values, where=where)),
+        config_files=tuple(draft.config_files),
         init_script=None,
         checkpoint=None,
     )
@@ -258,13 +291,16 @@ def resolve_category(
     target: Any = None,
     index: int | None = None,
     source: str | None = None,
+    gke_networks: GkeNetworks | None = None,
+    tcpxo: TcpxoProfile | None = None,
 ) -> ResolvedCategory:
     """Everything one category needs to run on ``platform`` / ``gpu_arch``.
 
     ``category`` is a CertificationCategory (or its dict); ``global_options`` the
     Certification spec (its inline options) or a CategoryOptions. ``env`` is an extra
     last env layer (e.g. the controller forcing ``NCCL_MNNVL_ENABLE=0`` in a diagnose
-    round). ``nic_resource_name`` is the detected on-prem NIC resource, if any.
+    round). ``nic_resource_name`` is the detected on-prem NIC resource, if any;
+    ``gke_networks`` / ``tcpxo`` what ``nvcre.discovery.gke`` read on GCP H100 nodes.
     ``index`` names ``spec.categories[index]`` in errors.
     """
     cat = _as_category(category, index)
@@ -320,6 +356,10 @@ def resolve_category(
         **{k: v for k, v in (data.get("model") or {}).items()},
     }
 
+    tcpxo_values, events = _tcpxo_values(plat, arch, data["image"], gke_networks, tcpxo)
+    values.update(tcpxo_values)
+    warnings += [message for _, _, message in events]
+    events = [("Warning", "GPUArchitectureDefaults", w) for w in [hw.warning()] if w] + events
     draft = WorkloadDraft(entry, entry.launch, data["image"])
     if data.get("script") == "megatron":
         draft.command = ["/bin/bash", "-c", megatron["launch"]]
@@ -375,6 +415,12 @@ def resolve_category(
         timeout = defaults.get("timeoutPerJob", "1h")
     nodes_rule = defaults.get("nodesPerJob", "all")
     nodes_per_job = 1 if nodes_rule == "one" or test_scale == "intra-node" else opts.nodes_per_job
+    if opts.placement == "Unpinned" and not opts.nodes_per_job:
+        raise ManifestError(
+            f"{where}.placement",
+            f"category {entry.key}: placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
+            source=source,
+        )
     gang = _gang(gang_scheduler)
     labels = _labels(data.get("labels"), opts, gang, where)
     taints = [t.get("key") for t in target_dict(target).get("taintSelectors") or []]
@@ -424,6 +470,7 @@ def resolve_category(
         tensor_parallel=int(values["tp"]),
         pipeline_parallel=int(values["pp"]),
         warnings=tuple(warnings),
+        events=tuple(events),
     )
 
 
@@ -467,6 +514,8 @@ def resolve_workloadrun(
     platform: str,
     gpu_arch: str,
     nic_resource_name: str | None = None,
+    gke_networks: GkeNetworks | None = None,
+    tcpxo: TcpxoProfile | None = None,
 ) -> ResolvedCategory:
     """Resolve a WorkloadRun (pydantic object or manifest dict) like a catalog category.
 
@@ -524,6 +573,10 @@ def resolve_workloadrun(
     draft.image = ""
     _apply_fragments(draft, ctx)
     values = {"gpusPerNode": gpus, "mlnxPerNode": mlnx, "nicResourceName": nic, "mnnvl": "1" if mnnvl else "0", "op": ""}
+    tcpxo_values, events = _tcpxo_values(plat, arch, "", gke_networks, tcpxo)
+    values.update(tcpxo_values)
+    warnings += [message for _, _, message in events]
+    events = [("Warning", "GPUArchitectureDefaults", w) for w in [hw.warning("spec.gpusPerNode and spec.mlnxPerNode")] if w] + events
     values.update(draft.var_overrides)
     workload = _freeze(draft, values, where="_lib/workloadrun.yaml", gpus=gpus)
     mpi = workload.mpi
@@ -620,6 +673,7 @@ def resolve_workloadrun(
         min_group_size=2,
         node_health_expression=NODE_HEALTH_DEFAULT,
         warnings=tuple(warnings),
+        events=tuple(events),
     )
 
 

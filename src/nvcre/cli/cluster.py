@@ -17,7 +17,13 @@ import yaml
 
 from nvcre.cli.apps import cluster_app
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
-from nvcre.discovery.gpu import DRA_GPU_DRIVER, UNKNOWN, hardware_defaults, majority_arch, products_from_resource_slices
+from nvcre.discovery.gpu import (
+    UNKNOWN,
+    gpu_counts_from_resource_slices,
+    hardware_defaults,
+    majority_arch,
+    products_from_resource_slices,
+)
 from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
 from nvcre.discovery.platform import platform_counts
 from nvcre.errors import UserError
@@ -45,13 +51,8 @@ def _ready(node: Mapping[str, Any]) -> bool:
 
 
 def dra_gpu_counts(slices: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """GPUs per node counted from ``gpu.nvidia.com`` ResourceSlices (devices of the pool)."""
-    counts: Counter[str] = Counter()
-    for rs in slices:
-        spec = rs.get("spec") or {}
-        if spec.get("driver") == DRA_GPU_DRIVER and spec.get("nodeName"):
-            counts[spec["nodeName"]] += len(spec.get("devices") or [])
-    return dict(counts)
+    """GPUs per node from ``gpu.nvidia.com`` ResourceSlices: devices typed ``gpu`` only."""
+    return gpu_counts_from_resource_slices(slices)
 
 
 def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping[str, Any]] = ()) -> dict:

@@ -52,9 +52,10 @@ def _fail(ctx: Context, cert: dict, reason: str, message: str) -> None:
 
 
 def _start(ctx: Context, cert: dict) -> float | None:
+    from nvcre.catalog.resolve import canonical_category, valid_categories
+
     spec = cert.get("spec") or {}
-    categories = spec.get("categories") or []
-    from nvcre.catalog.resolve import valid_categories
+    categories = [canonical_category(cat) for cat in spec.get("categories") or []]
 
     known = set(valid_categories())
     for cat in categories:
@@ -132,7 +133,7 @@ def _start(ctx: Context, cert: dict) -> float | None:
 def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str) -> dict | None:
     body = compose.workflow_for_category(ctx, cert, index, resolved, adapter)
     try:
-        existing, _ = ctx.kube.create(body)
+        existing, created = ctx.kube.create(body)
     except Exception as err:
         ctx.events.emit(cert, "Warning", "WorkflowCreationError", f"Failed to create Workflow {body['metadata']['name']}: {err}")
         _fail(ctx, cert, R.WORKFLOW_FAILED, f"Failed to create Workflow {body['metadata']['name']}: {err}")
@@ -140,6 +141,9 @@ def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: st
     if not L.controlled_by(existing, cert):
         _fail(ctx, cert, R.NAME_COLLISION, f"Workflow {body['metadata']['name']} exists and is not controlled by this Certification")
         return None
+    if created:  # once, when the category starts (e.g. GPUArchitectureDefaults)
+        for event_type, reason, message in resolved.events:
+            ctx.events.emit(cert, event_type, reason, f"{resolved.key}: {message}")
     return existing
 
 
@@ -165,8 +169,10 @@ def _summary(entries: list[dict], failed_nodes: list[dict], excluded: list[dict]
 def _advance(ctx: Context, cert: dict) -> float | None:
     st = cert.get("status") or {}
     entries = st.get("categoryStatuses") or []
+    from nvcre.catalog.resolve import canonical_category
+
     spec = cert.get("spec") or {}
-    categories = spec.get("categories") or []
+    categories = [canonical_category(cat) for cat in spec.get("categories") or []]
     ns = cert["metadata"]["namespace"]
 
     index = next((i for i, e in enumerate(entries) if e.get("status") not in ("Succeeded", "Failed")), None)

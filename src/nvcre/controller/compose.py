@@ -89,7 +89,26 @@ def gpu_nodes(ctx: Context) -> list[dict]:
 
 
 # ---------------------------------------------------------------- resolution
-def resolve_certification_category(cert: dict, index: int, platform: str, arch: str):
+def platform_detections(ctx: Context, nodes: list[dict], platform: str, arch: str) -> dict:
+    """What must be read from the cluster to render for this platform (resolve kwargs).
+
+    GCP H100 (TCPXO): the GPU NIC network names from the nodes' allocatable and the
+    plugin version from the nccl-tcpxo-installer pods. Elsewhere nothing."""
+    if platform != "gcp" or arch != "h100":
+        return {}
+    from nvcre.discovery.gke import (
+        INSTALLER_LABEL, INSTALLER_NAMESPACE, detect_gke_networks, detect_tcpxo_plugin, profile_for,
+    )
+
+    try:
+        pods = ctx.kube.list("v1", "Pod", INSTALLER_NAMESPACE, label_selector="=".join(INSTALLER_LABEL))
+        tcpxo = detect_tcpxo_plugin(pods)
+    except Exception as err:  # RBAC or API trouble: the fallback profile, said so
+        tcpxo = profile_for(None, message=f"cannot list the nccl-tcpxo-installer pods ({err}); rendering for the v1.0.15 profile")
+    return {"gke_networks": detect_gke_networks(nodes), "tcpxo": tcpxo}
+
+
+def resolve_certification_category(cert: dict, index: int, platform: str, arch: str, detections: dict | None = None):
     from nvcre.catalog.resolve import resolve_category
 
     spec = cert.get("spec") or {}
@@ -102,6 +121,7 @@ def resolve_certification_category(cert: dict, index: int, platform: str, arch: 
         target=spec.get("target"),
         index=index,
         source=f"Certification/{cert['metadata']['name']}",
+        **(detections or {}),
     )
 
 
@@ -120,7 +140,8 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
     options = category.get("options")
-    name = naming.workflow_name(meta["name"], category["domain"], category["variant"], options)
+    # the catalog's own name (an alias the user wrote is not what objects carry)
+    name = naming.workflow_name(meta["name"], resolved.domain, resolved.variant, options)
     return build_workflow(
         name=name,
         namespace=meta["namespace"],
@@ -130,8 +151,8 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
         adapter=adapter,
         labels={
             L.CERTIFICATION: meta["name"][:63],
-            L.CATEGORY_DOMAIN: category["domain"],
-            L.CATEGORY_VARIANT: category["variant"],
+            L.CATEGORY_DOMAIN: resolved.domain,
+            L.CATEGORY_VARIANT: resolved.variant,
         },
         annotations={CATEGORY_INDEX: str(index)},
         stall_grace=(category.get("options") or {}).get("schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
@@ -204,8 +225,35 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
     return body
 
 
-def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
-    """Re-resolve the Workflow's category from its source (Certification or WorkloadRun)."""
+def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, detections: dict | None = None):
+    """Re-resolve the Workflow's category from its source (Certification or WorkloadRun),
+    with what the cluster says for this platform (``platform_detections``) and, on
+    on-prem GB200/GB300/B200/B300 without a nicResourceName, the NIC resource found on
+    the target nodes (a Normal ``NICResourceDetection`` event says why when none is)."""
+    from dataclasses import replace
+
+    from nvcre.discovery.nics import DETECTING_ARCHS, DETECTING_PLATFORMS, detect_nic_resource
+
+    target = ((wf.get("spec") or {}).get("orchestration") or {}).get("target")
+    nodes: list[dict] | None = None
+    if detections is None:
+        detections = {}
+        if platform == "gcp" and arch == "h100":
+            nodes = discover(gpu_nodes(ctx), target).nodes
+            detections = platform_detections(ctx, nodes, platform, arch)
+    resolved = _resolve_source(ctx, wf, platform, arch, detections)
+    if platform in DETECTING_PLATFORMS and arch in DETECTING_ARCHS and not resolved.nic_resource_name \
+            and "nic_resource_name" not in detections:
+        nodes = nodes if nodes is not None else discover(gpu_nodes(ctx), target).nodes
+        found = detect_nic_resource(nodes, platform=platform, arch=arch, mlnx_per_node=resolved.mlnx_per_node)
+        if found.resource_name:
+            resolved = _resolve_source(ctx, wf, platform, arch, {**detections, "nic_resource_name": found.resource_name})
+        if found.message:
+            resolved = replace(resolved, events=(*resolved.events, ("Normal", "NICResourceDetection", found.message)))
+    return resolved
+
+
+def _resolve_source(ctx: Context, wf: dict, platform: str, arch: str, detections: dict):
     meta = wf["metadata"]
     labels = meta.get("labels") or {}
     owner = L.controller_of(wf) or {}
@@ -216,18 +264,18 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
         run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", owner.get("name") or labels[L.WORKLOAD_RUN], ns)
         if run is None:
             raise PlanError(WorkflowReason.PARTITION_ERROR, "the WorkloadRun this Workflow belongs to is gone")
-        return resolve_workloadrun(run, platform=platform, gpu_arch=arch)
+        return resolve_workloadrun(run, platform=platform, gpu_arch=arch, **detections)
     if owner.get("kind") == "Workflow":  # an isolation diagnose runs its parent's category
         parent = ctx.kube.get(NVCRE_API_VERSION, "Workflow", owner["name"], ns)
         if parent is None:
             raise PlanError(WorkflowReason.PARTITION_ERROR, "the Workflow this isolation belongs to is gone")
-        return resolve_for_workflow(ctx, parent, platform, arch)
+        return _resolve_source(ctx, parent, platform, arch, detections)
     cert_name = owner.get("name") or labels.get(L.CERTIFICATION)
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", cert_name, ns) if cert_name else None
     if cert is None:
         raise PlanError(WorkflowReason.PARTITION_ERROR, "the Certification this Workflow belongs to is gone")
     index = int((meta.get("annotations") or {}).get(CATEGORY_INDEX, "0"))
-    return resolve_certification_category(cert, index, platform, arch)
+    return resolve_certification_category(cert, index, platform, arch, detections)
 
 
 def adapter_of(wf: dict) -> str:
@@ -271,7 +319,8 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
     if len(counts) > 1:
         raise PlanError(WorkflowReason.HETEROGENEOUS_PLATFORM, f"Target nodes report different platforms: {counts}")
     try:
-        resolved = resolve_for_workflow(ctx, wf, first.platform, first.arch)
+        detections = platform_detections(ctx, first.nodes, first.platform, first.arch)
+        resolved = resolve_for_workflow(ctx, wf, first.platform, first.arch, detections)
     except PlanError:
         raise
     except Exception as err:  # a catalog or option problem is the spec's, named in the message
@@ -328,7 +377,8 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
         orchestration["excludedNodes"] = [{"name": e["name"], "reason": e["reason"]} for e in excluded]
         reasons = sorted({e.get("message") or e["reason"] for e in excluded})
         orchestration["exclusionReason"] = "; ".join(reasons)[:1024]
-    return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, found.events, labels, key)
+    events = [*found.events, *getattr(resolved, "events", ())]  # e.g. GKENetworkDetection, TCPXOPluginDetection
+    return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, events, labels, key)
 
 
 # ---------------------------------------------------------------- a group's Job

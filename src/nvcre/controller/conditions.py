@@ -18,6 +18,7 @@ from nvcre.api.conditions import (  # noqa: F401 (re-exported)
     EXCLUSIVE_TYPES as PHASES,
     FAILED,
     HARDWARE_FAILED,
+    HEALTH_CHECK_ERROR,
     IN_PROGRESS,
     NOT_APPLICABLE,
     SUCCEEDED,

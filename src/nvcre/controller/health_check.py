@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from nvcre.health.detectors import NodeHealthMonitor, detectors_for_job, failed_node_entries
+from nvcre.health.detectors import NodeHealthMonitor, describe_errors, detectors_for_job, failed_node_entries
 
 _lock = threading.Lock()
 _monitors: dict[tuple[str | None, bool], NodeHealthMonitor] = {}
@@ -26,9 +26,16 @@ def monitor_for(job_spec: dict, *, include_cordoned: bool = False) -> NodeHealth
         return found
 
 
-def unhealthy_nodes(job_spec: dict, nodes: list[dict], *, include_cordoned: bool = False) -> dict[str, str]:
-    """node name -> message for every node a detector fired on."""
+def check_nodes(job_spec: dict, nodes: list[dict], *, include_cordoned: bool = False) -> tuple[dict[str, str], str | None]:
+    """(node name -> message for every node a detector fired on, a line describing the
+    detectors that could not be evaluated on some node or None)."""
     monitor = monitor_for(job_spec, include_cordoned=include_cordoned)
     with _lock:  # the monitor's cache is not thread-safe
         findings = monitor.evaluate(nodes)
-    return {e["name"]: e["message"] for e in failed_node_entries(findings)}
+        errors = list(monitor.errors)
+    return {e["name"]: e["message"] for e in failed_node_entries(findings)}, describe_errors(errors)
+
+
+def unhealthy_nodes(job_spec: dict, nodes: list[dict], *, include_cordoned: bool = False) -> dict[str, str]:
+    """node name -> message for every node a detector fired on."""
+    return check_nodes(job_spec, nodes, include_cordoned=include_cordoned)[0]

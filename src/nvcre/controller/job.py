@@ -28,7 +28,7 @@ from nvcre.controller import naming
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
-from nvcre.controller.health_check import unhealthy_nodes
+from nvcre.controller.health_check import check_nodes
 from nvcre.controller.measurements import (
     Reading,
     complete_status,
@@ -185,11 +185,15 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         nodes = [n for n in ctx.kube.list("v1", "Node", label_selector="nvidia.com/gpu.present") if n["metadata"]["name"] in wanted]
     else:
         nodes = [n for n in (ctx.kube.get("v1", "Node", nn) for nn in watch) if n is not None]
+    # A detector that does not compile, or cannot be evaluated on some node, is reported
+    # (condition, Event, report line) and the run goes on: it must not fail silently.
+    health_error: tuple[str, str] | None = None  # (reason, message)
     try:
-        sick = unhealthy_nodes(spec, nodes, include_cordoned=include_cordoned)
-    except Exception as err:  # a detector that does not compile is reported, the run goes on
-        ctx.events.emit(job, "Warning", "NodeHealthMonitorError", str(err))
-        sick = {}
+        sick, eval_error = check_nodes(spec, nodes, include_cordoned=include_cordoned)
+        if eval_error:
+            health_error = (JobReason.DETECTOR_EVALUATION_FAILED, eval_error)
+    except Exception as err:
+        sick, health_error = {}, (JobReason.DETECTOR_INVALID, str(err))
 
     phase = ws.workload_phase(observed, pods)
     blocked = ws.unschedulable_message(pods) if phase.phase in (ws.PENDING, ws.RUNNING) else None
@@ -233,6 +237,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         terminal = (c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
 
     newly_sick: set[str] = set()
+    health_news: list[tuple[str, str]] = []
 
     def mutate(o: dict) -> bool:
         st = o["status"]
@@ -242,6 +247,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         before = copy.deepcopy(st)
         known = {n["name"] for n in st.get("failedNodes") or [] if n.get("reason") == NodeReason.HARDWARE_FAILURE_DETECTED}
         newly_sick.clear()
+        health_news.clear()
         newly_sick.update(set(sick) - known)
         for key, value in decision.updates.items():
             if value is None:
@@ -258,6 +264,11 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
                     st.setdefault("conditions", []), c.HARDWARE_FAILED, True, JobReason.HARDWARE_FAILURE_DETECTED,
                     f"Hardware failure detected on node(s): [{' '.join(sorted(sick))}]", generation=gen,
                 )
+        if health_error is not None:
+            conds = st.setdefault("conditions", [])
+            if c.message_of(conds, c.HEALTH_CHECK_ERROR) != health_error[1]:
+                c.set_condition(conds, c.HEALTH_CHECK_ERROR, True, health_error[0], health_error[1], generation=gen)
+                health_news.append(health_error)
         if terminal is not None:
             t_phase, t_reason, t_message = terminal
             if not st.get("workloadStartTime") and (started := ws.first_container_start(pods)):
@@ -286,6 +297,8 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
         return st != before
 
     written = write_status(ctx, job, mutate)
+    if written is not None and health_news:
+        ctx.events.emit(job, "Warning", c.HEALTH_CHECK_ERROR, health_news[-1][1])
     if written is not None and newly_sick:
         wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
         for node in sorted(newly_sick):
@@ -418,7 +431,7 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
             return {"reason": reason, "tail": "no pods were running when the Job timed out"}
         text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"], tail_lines=ws.FAILURE_LOG_LINES)
         entry = {"podName": pod["metadata"]["name"], "nodeName": (pod.get("spec") or {}).get("nodeName"), "reason": reason}
-        entry["tail"] = ws.log_tail(text)[-8000:]
+        entry["tail"] = ws.log_tail(text)
         return {k: v for k, v in entry.items() if v not in (None, "")}
     namespace = job["metadata"].get("namespace")
     text = ctx.kube.pod_log(failed.pod, namespace, container=failed.container or None, tail_lines=ws.FAILURE_LOG_LINES)
@@ -427,7 +440,7 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         "nodeName": failed.node or None,
         "exitCode": failed.exit_code,
         "reason": reason or failed.reason,
-        "tail": ws.log_tail(text)[-8000:],
+        "tail": ws.log_tail(text),
     }
     return {k: v for k, v in entry.items() if v not in (None, "")}
 

@@ -109,6 +109,10 @@ class StatusCollector(Collector):
         names = ["namespace", "measurement", "job", "workflow", "nccl_test", "message_size_bytes"]
         bus = GaugeMetricFamily("nvcre_nccl_busbw_gbs", "NCCL bus bandwidth per message size (GB/s)", labels=names)
         alg = GaugeMetricFamily("nvcre_nccl_algbw_gbs", "NCCL algorithm bandwidth per message size (GB/s)", labels=names)
+        # The reference still exports its older _gbps names (deprecated aliases, same values):
+        # dashboards written for it keep working.
+        bus_old = GaugeMetricFamily("nvcre_nccl_busbw_gbps", "Deprecated alias of nvcre_nccl_busbw_gbs", labels=names)
+        alg_old = GaugeMetricFamily("nvcre_nccl_algbw_gbps", "Deprecated alias of nvcre_nccl_algbw_gbs", labels=names)
         for obj in self.store.of_kind("BandwidthMeasurement"):
             meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
             labels = meta.get("labels") or {}
@@ -123,10 +127,11 @@ class StatusCollector(Collector):
                 size = str(row.get("sizeBytes", ""))
                 if (v := _float(row.get("busBW"))) is not None:
                     bus.add_metric([*base, size], v)
+                    bus_old.add_metric([*base, size], v)
                 if (v := _float(row.get("algBW"))) is not None:
                     alg.add_metric([*base, size], v)
-        yield bus
-        yield alg
+                    alg_old.add_metric([*base, size], v)
+        yield from (bus, alg, bus_old, alg_old)
 
     def _goodput(self) -> Iterable:
         names = ["namespace", "measurement", "job", "workflow"]

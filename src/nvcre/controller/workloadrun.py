@@ -62,13 +62,16 @@ def _create(ctx: Context, run: dict) -> float | None:
         stall_grace=spec.get("schedulingStallGraceSeconds"),
     )
     try:
-        existing, _ = ctx.kube.create(body)
+        existing, created = ctx.kube.create(body)
     except Exception as err:
         ctx.events.emit(run, "Warning", "WorkflowCreationError", f"Failed to create Workflow {body['metadata']['name']}: {err}")
         return 15.0
     if not L.controlled_by(existing, run):
         _fail(ctx, run, R.WORKFLOW_FAILED, f"Workflow {body['metadata']['name']} exists and is not controlled by this WorkloadRun")
         return None
+    if created:
+        for event_type, reason, message in resolved.events:
+            ctx.events.emit(run, event_type, reason, message)
 
     def mutate(o: dict) -> bool:
         ost = o["status"]

@@ -47,11 +47,40 @@ def sanitize_product(name: str) -> str:
     return "-".join(kept.split())
 
 
+def _device_attributes(device: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A ResourceSlice device's attributes (resource.k8s.io/v1, or v1beta1's ``basic``)."""
+    return device.get("attributes") or (device.get("basic") or {}).get("attributes") or {}
+
+
+def _device_type(device: Mapping[str, Any]) -> str:
+    """The NVIDIA DRA driver's ``type`` attribute (``gpu``, ``mig``, ...), lower-cased; '' if absent."""
+    value = _device_attributes(device).get("type") or {}
+    return str(value.get("string", "") if isinstance(value, Mapping) else value).strip().lower()
+
+
+def gpu_counts_from_resource_slices(slices: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Node name -> number of whole GPUs in its ``gpu.nvidia.com`` ResourceSlices.
+
+    Only devices whose ``type`` attribute says ``gpu`` count: the driver also publishes
+    MIG partitions (and other device kinds) in the same pool, and counting those would
+    inflate a node's GPUs (a GPU split into 7 MIG devices is one GPU, not 8)."""
+    counts: dict[str, int] = {}
+    for rs in slices:
+        spec = rs.get("spec") or {}
+        node = spec.get("nodeName")
+        if spec.get("driver") != DRA_GPU_DRIVER or not node:
+            continue
+        whole = sum(1 for device in spec.get("devices") or [] if _device_type(device) == "gpu")
+        counts[node] = counts.get(node, 0) + whole
+    return counts
+
+
 def products_from_resource_slices(slices: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """Node name -> product (label form) from NVIDIA GPU ResourceSlices.
 
     Takes the first device with a string ``productName`` attribute in each slice of the
-    ``gpu.nvidia.com`` driver that names a node.
+    ``gpu.nvidia.com`` driver that names a node (a device typed as something other
+    than ``gpu``, e.g. a MIG partition, is passed over).
     """
     found: dict[str, str] = {}
     for rs in slices:
@@ -60,7 +89,9 @@ def products_from_resource_slices(slices: Iterable[Mapping[str, Any]]) -> dict[s
         if spec.get("driver") != DRA_GPU_DRIVER or not node or node in found:
             continue
         for device in spec.get("devices") or []:
-            attrs = device.get("attributes") or (device.get("basic") or {}).get("attributes") or {}
+            if _device_type(device) not in ("", "gpu"):
+                continue
+            attrs = _device_attributes(device)
             product = (attrs.get("productName") or {}).get("string")
             if product:
                 found[node] = sanitize_product(product)

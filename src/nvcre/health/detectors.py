@@ -144,6 +144,9 @@ def check_detector_expression(expression: str) -> str | None:
         program = cel.compile(expression)
     except Exception as err:
         return f"CEL expression does not compile: {_first_line(err)}"
+    undeclared = undeclared_reference(expression, program)
+    if undeclared is not None:
+        return f"CEL expression does not compile: {undeclared}"
     try:
         probe = program.execute({"node": _with_defaults(_PROBE_NODE)})
     except Exception:
@@ -151,6 +154,48 @@ def check_detector_expression(expression: str) -> str | None:
     if not isinstance(probe, bool):
         return f"CEL expression must return a bool, got {type(probe).__name__}"
     return None
+
+
+# The variables a detector expression may name (the reference's CEL environment declares
+# only ``node``). Comprehension variables (``exists(c, ...)``) are bound by the macro.
+DECLARED_VARIABLES = ("node",)
+_COMPREHENSION = re.compile(
+    r"\.\s*(?:all|exists|exists_one|existsOne|map|filter|transformList|transformMap)\s*\(\s*"
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:,\s*([A-Za-z_][A-Za-z0-9_]*)\s*)?,"
+)
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def undeclared_reference(expression: str, program: object | None = None, declared: Sequence[str] = DECLARED_VARIABLES) -> str | None:
+    """The CEL checker's error for the first identifier that is neither declared nor bound
+    by a comprehension, e.g. ``ERROR: <input>:1:1: undeclared reference to 'nod' (in
+    container '')``; None when every identifier is known.
+
+    The Rust CEL library only parses; an unknown name would surface at evaluation as an
+    error on every Node, so a typo'd detector would never fire. This is the check the
+    reference's type checker does at admission."""
+    program = program if program is not None else cel.compile(expression)
+    names = list(program.variables())  # type: ignore[attr-defined]
+    bound = {m for pair in _COMPREHENSION.findall(expression) for m in pair if m}
+    unknown = [n for n in names if n not in declared and n not in bound]
+    if not unknown:
+        return None
+    name = sorted(unknown, key=lambda n: _position(expression, n))[0]
+    line, column = _line_column(expression, _position(expression, name))
+    return f"ERROR: <input>:{line}:{column}: undeclared reference to '{name}' (in container '')"
+
+
+def _position(expression: str, name: str) -> int:
+    """Offset of ``name`` used as a top-level identifier (not a field after '.', not in a string)."""
+    blanked = _STRING.sub(lambda m: " " * len(m.group(0)), expression)
+    for match in re.finditer(r"(?<![A-Za-z0-9_.])" + re.escape(name) + r"(?![A-Za-z0-9_])", blanked):
+        return match.start()
+    return 0
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
 
 # --- evaluation ----------------------------------------------------------------------------
@@ -254,10 +299,11 @@ class _Compiled:
 class NodeHealthMonitor:
     """Compile detectors once; evaluate them over many Nodes, repeatedly.
 
-    Raises ``ManifestError`` at construction for an expression that does not compile
-    (a user's mistake, named by detector). Evaluation errors on a particular Node
-    (a missing field, a type mismatch) are collected in ``errors`` and skipped, as the
-    reference does: one odd Node never stops the monitor.
+    Raises ``ManifestError`` at construction for an expression that does not compile or
+    names an undeclared variable (a user's mistake, named by detector). Evaluation
+    errors on a particular Node (a missing field, a type mismatch) are collected in
+    ``errors``: one odd Node never stops the monitor, and the caller reports them
+    (condition, Event, report line) instead of swallowing them as the reference does.
     """
 
     def __init__(self, detectors: Sequence[Mapping | Detector] | None = None, *, cache_size: int = 20000) -> None:
@@ -267,11 +313,17 @@ class NodeHealthMonitor:
             detector = _as_detector(item, f"detectors[{index}]")
             try:
                 program = cel.compile(detector.expression)
+                undeclared = undeclared_reference(detector.expression, program)
             except Exception as err:
                 raise ManifestError(
                     f"detectors[{index}].expression",
                     f"detector {detector.name!r}: CEL expression does not compile: {_first_line(err)}",
                 ) from None
+            if undeclared is not None:
+                raise ManifestError(
+                    f"detectors[{index}].expression",
+                    f"detector {detector.name!r}: CEL expression does not compile: {undeclared}",
+                )
             detail = None
             if detector.detail:
                 try:
@@ -305,13 +357,19 @@ class NodeHealthMonitor:
             key = (str(uid), str(version))
             cached = self._cache.get(key)
             if cached is not None:
-                return [dict(f) for f in cached]
+                found, errors = cached
+                self.errors.extend(dict(e) for e in errors)  # an unchanged Node still cannot be evaluated
+                return [dict(f) for f in found]
+        errors_before = len(self.errors)
         variables = {"node": self._projection.apply(_with_defaults(node))}
         context = cel.Context(variables)
         found: list[dict] = []
         for compiled in self._compiled:
             try:
                 verdict = compiled.program.execute(context)
+            except KeyError as err:
+                self.errors.append({"node": name, "detector": compiled.detector.name, "error": f"no such key: {err}"})
+                continue
             except Exception as err:
                 self.errors.append({"node": name, "detector": compiled.detector.name, "error": _first_line(err)})
                 continue
@@ -324,7 +382,7 @@ class NodeHealthMonitor:
         if key is not None:
             if len(self._cache) >= self._cache_size:
                 self._cache.clear()
-            self._cache[key] = [dict(f) for f in found]
+            self._cache[key] = ([dict(f) for f in found], [dict(e) for e in self.errors[errors_before:]])
         return found
 
     def _message(self, compiled: _Compiled, name: str, node: Mapping) -> str:
@@ -345,6 +403,24 @@ def evaluate_node_health(
 ) -> list[dict]:
     """One-shot form of ``NodeHealthMonitor(detectors).evaluate(nodes)`` (defaults when None)."""
     return NodeHealthMonitor(detectors).evaluate(nodes)
+
+
+def describe_errors(errors: Sequence[Mapping], *, max_nodes: int = 5) -> str | None:
+    """One line per detector for evaluation errors (``NodeHealthMonitor.errors``), or None.
+
+    E.g. ``detector 'nodeHealthMonitor' could not be evaluated on 2 node(s) (n1, n2): no such key: 'x'``."""
+    by_detector: dict[str, tuple[list[str], str]] = {}
+    for err in errors:
+        nodes, first = by_detector.setdefault(str(err["detector"]), ([], str(err["error"])))
+        if err["node"] not in nodes:
+            nodes.append(str(err["node"]))
+    if not by_detector:
+        return None
+    parts = []
+    for detector, (nodes, first) in sorted(by_detector.items()):
+        shown = ", ".join(sorted(nodes)[:max_nodes]) + (", ..." if len(nodes) > max_nodes else "")
+        parts.append(f"detector {detector!r} could not be evaluated on {len(nodes)} node(s) ({shown}): {first}")
+    return "; ".join(parts)
 
 
 def failed_node_entries(findings: Iterable[Mapping]) -> list[dict]:

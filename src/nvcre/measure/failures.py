@@ -27,16 +27,27 @@ _GENERIC = re.compile(
 )
 
 
-def log_tail(text: str, *, max_lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> str:
-    """The last ``max_lines`` lines, cut to the last ``max_bytes`` bytes (UTF-8), keeping the end."""
-    lines = text.splitlines()
-    tail = "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
-    data = tail.encode("utf-8")
+def log_tail(text: str | None, *, max_lines: int = TAIL_LINES, max_bytes: int = TAIL_BYTES) -> str:
+    """The last ``max_lines`` lines of a pod log, then exactly its last ``max_bytes`` bytes.
+
+    As the reference records ``failureLog.tail``: the byte cap falls where it falls,
+    mid-line included, and a trailing newline is kept. Only a UTF-8 character split
+    by the cap is dropped (its continuation bytes alone are not text), so the tail
+    is never more than ``max_bytes`` and at most 3 bytes less.
+    """
+    if not text or max_lines <= 0 or max_bytes <= 0:
+        return ""
+    trailing = text.endswith("\n")
+    lines = (text[:-1] if trailing else text).split("\n")
+    tail = "\n".join(lines[-max_lines:]) + ("\n" if trailing else "")
+    data = tail.encode("utf-8", "replace")
     if len(data) <= max_bytes:
         return tail
-    cut = data[-max_bytes:].decode("utf-8", errors="ignore")
-    newline = cut.find("\n")
-    return cut[newline + 1 :] if 0 <= newline < len(cut) - 1 else cut
+    cut = data[-max_bytes:]
+    start = 0
+    while start < min(3, len(cut)) and cut[start] & 0xC0 == 0x80:
+        start += 1
+    return cut[start:].decode("utf-8", "replace")
 
 
 def failure_excerpt(text: str, *, max_chars: int = 1000) -> str | None:

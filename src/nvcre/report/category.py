@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from nvcre.catalog.resolve import canonical_category
 from nvcre.measure.thresholds import threshold_minimum
 from nvcre.report.failures import (
     failed_node,
@@ -50,7 +51,8 @@ def certification_plans(root: dict, workflows: list[dict]) -> list[CategoryPlan]
     by_name = {(w.get("metadata") or {}).get("name"): w for w in workflows}
     plans = []
     for index, cat in enumerate(spec.get("categories") or []):
-        domain, variant = cat.get("domain", ""), cat.get("variant", "")
+        canon = canonical_category(cat)
+        domain, variant = canon.get("domain", ""), canon.get("variant", "")
         cstatus = category_status_for(statuses, index, domain, variant)
         ref = (cstatus or {}).get("workflowRef") or {}
         wf = by_name.get(ref.get("name")) or workflow_by_labels(workflows, domain, variant)
@@ -208,6 +210,7 @@ def category_report(
         status=status,
         failure_reason=(failed.get("message") or failed.get("reason")) if (failed and status == "Failed") else None,
         status_detail=status_detail,
+        health_check=health_check_problem(jobs),
         runtime=human_duration(runtime_s) if runtime_s is not None else None,
         runtime_seconds=runtime_s,
         test_scale=None if placement == "Unpinned" else test_scale,
@@ -307,6 +310,15 @@ def job_blocked_detail(jobs: list[dict]) -> str | None:
         c = true_condition((job.get("status") or {}).get("conditions") or [], "InProgress")
         if c and c.get("reason") == "WorkloadSchedulingBlocked":
             return c.get("message") or None
+    return None
+
+
+def health_check_problem(jobs: list[dict]) -> str | None:
+    """A node health detector that could not be evaluated (NodeHealthMonitorError on a Job)."""
+    for job in jobs:
+        c = true_condition((job.get("status") or {}).get("conditions") or [], "NodeHealthMonitorError")
+        if c:
+            return c.get("message") or c.get("reason") or None
     return None
 
 

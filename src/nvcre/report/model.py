@@ -118,6 +118,7 @@ class CategoryReport(_Model):
     status: CategoryStatus = "Pending"
     failure_reason: str | None = None
     status_detail: str | None = None  # "Blocked:" line: why pods cannot be scheduled
+    health_check: str | None = None  # a node health detector that could not be evaluated (it cannot fire)
     isolation: str | None = None  # a threshold miss narrowed down to nodes: what it is doing or found
     runtime: str | None = None
     runtime_seconds: float | None = None

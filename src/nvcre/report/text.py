@@ -91,6 +91,8 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
         body.append(_field("Reason:", truncate(c.failure_reason, INNER - 13 - 1)))
     if c.status_detail:
         body += _wrapped("Blocked:", c.status_detail)
+    if c.health_check:
+        body += _wrapped("Health:", c.health_check)
     if c.isolation:
         body += _wrapped("Isolation:", c.isolation)
     if c.runtime:

@@ -204,6 +204,9 @@ class RenderContext:
         if config:
             volumes.append(config[0])
             mounts.append(config[1])
+        for cf in self.w.config_files:  # catalog data files, e.g. the NCCL topology at /etc/nccl
+            volumes.append({"name": cf["name"], "configMap": {"name": f"{self.name}-{cf['name']}"}})
+            mounts.append({"name": cf["name"], "mountPath": cf["mountPath"], "readOnly": True})
         volumes.extend(dict(v) for v in self.w.volumes)
         mounts.extend(dict(m) for m in self.w.volume_mounts)
         return volumes, mounts
@@ -316,6 +319,9 @@ class RenderContext:
                                 "count": int(claim["count"])},
                 }]}}},
             })
+        for cf in self.w.config_files:
+            out.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": self.meta(f"{self.name}-{cf['name']}"),
+                        "data": dict(cf["data"])})
         if self.w.config and self.w.config.get("inline"):
             out.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": self.meta(f"{self.name}-config"),
                         "data": dict(self.w.config["inline"])})

@@ -15,7 +15,7 @@ from nvcre.errors import ManifestError, UserError
 CATEGORIES = [
     "communication/nccl-all-reduce",
     "communication/nccl-all-gather",
-    "communication/nccl-all-to-all",
+    "communication/nccl-alltoall",
     "communication/nccl-loopback",
     "communication/nccl-loopback-nvswitch",
     "diagnostics/dcgm-level4",
@@ -173,8 +173,16 @@ def test_unknown_category_names_the_field_and_lists_valid_ones():
     assert "communication/nccl-all-reduce" in err.value.message and "training/nemotron5-8b" in err.value.message
 
 
-def test_alias_of_reference_spelling_resolves():
-    assert resolve("communication/nccl-alltoall", "aws", "h100").variant == "nccl-all-to-all"
+def test_reference_name_is_canonical_and_the_old_spelling_an_alias():
+    from nvcre.catalog.resolve import canonical_category
+
+    assert "communication/nccl-alltoall" in valid_categories()
+    assert "communication/nccl-all-to-all" not in valid_categories()
+    assert resolve("communication/nccl-alltoall", "aws", "h100").variant == "nccl-alltoall"
+    assert resolve("communication/nccl-all-to-all", "aws", "h100").variant == "nccl-alltoall"
+    assert canonical_category({"domain": "communication", "variant": "nccl-all-to-all", "options": {"x": 1}}) == {
+        "domain": "communication", "variant": "nccl-alltoall", "options": {"x": 1}}
+    assert canonical_category({"domain": "communication", "variant": "bogus"})["variant"] == "bogus"
 
 
 def test_missing_arch_is_refused():

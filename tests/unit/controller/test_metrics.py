@@ -39,4 +39,7 @@ def test_bandwidth_and_goodput_gauges_carry_workflow():
     })
     text = generate_latest(m.registry).decode()
     assert 'nvcre_nccl_busbw_gbs{job="j",measurement="j-bandwidth",message_size_bytes="1024",namespace="ns",nccl_test="all_reduce",workflow="wf"} 2.5' in text
+    # the reference's deprecated _gbps spellings carry the same values
+    assert 'nvcre_nccl_busbw_gbps{job="j",measurement="j-bandwidth",message_size_bytes="1024",namespace="ns",nccl_test="all_reduce",workflow="wf"} 2.5' in text
+    assert "nvcre_nccl_algbw_gbps{" in text
     assert 'nvcre_goodput_ratio{job="j",measurement="j-goodput",namespace="ns",workflow="wf"} 0.93' in text

@@ -171,3 +171,73 @@ def test_check_detector_expression():
     assert "bool" in check_detector_expression("size(node.status.conditions)")
     assert "empty" in check_detector_expression(" ")
     assert "2048" in check_detector_expression("true || " * 400 + "true")
+
+
+# --- compiled against the declared variables (issue 11) ---------------------------------
+
+import pytest as _pytest  # noqa: E402
+
+from nvcre.health.detectors import (  # noqa: E402
+    NodeHealthMonitor as _Monitor,
+    check_detector_expression as _check,
+    describe_errors as _describe,
+    undeclared_reference as _undeclared,
+)
+
+
+@_pytest.mark.parametrize(
+    "expression, name, where",
+    [
+        ("nod.spec.unschedulable == true", "nod", "1:1"),
+        ("node.spec.unschedulable == true || nodes.metadata.labels['x'] == 'y'", "nodes", "1:36"),
+        ("node.status.conditions.exists(c, c.type == 'Ready' && status == 'False')", "status", "1:55"),
+        ("node.spec.taints.exists(t,\n  t.key == 'a') && taint.effect == 'NoSchedule'", "taint", "2:20"),
+    ],
+)
+def test_an_undeclared_identifier_is_refused_with_the_checkers_message(expression, name, where):
+    expected = f"ERROR: <input>:{where}: undeclared reference to '{name}' (in container '')"
+    assert _undeclared(expression) == expected
+    assert _check(expression) == f"CEL expression does not compile: {expected}"
+    with _pytest.raises(ManifestError) as caught:
+        _Monitor([{"name": "typo", "expression": expression}])
+    assert expected in caught.value.message and caught.value.field == "detectors[0].expression"
+
+
+@_pytest.mark.parametrize(
+    "expression",
+    [
+        "node.spec.unschedulable == true",
+        "node.status.conditions.exists(c, c.type == 'Ready' && c.status == 'False')",
+        "node.metadata.labels.all(k, v, v != 'nod')",
+        "'nod' in node.metadata.labels",
+        "node.spec.taints.map(t, t.key).exists(k, k == 'x')",
+    ],
+)
+def test_declared_and_comprehension_variables_are_accepted(expression):
+    assert _undeclared(expression) is None and _check(expression) is None
+
+
+def test_the_job_manifest_refuses_an_undeclared_identifier_at_admission():
+    from nvcre.api.load import parse_object
+
+    job = {
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"workload": {"native": {}}, "nodeHealthMonitor": {"cel": {"expression": "nod.spec.unschedulable == true"}}},
+    }
+    with _pytest.raises(ManifestError) as caught:
+        parse_object(job)
+    assert caught.value.field == "spec.nodeHealthMonitor.cel.expression"
+    assert "undeclared reference to 'nod'" in caught.value.message
+    job["spec"]["nodeHealthMonitor"]["cel"]["expression"] = "node.spec.unschedulable == true"
+    assert parse_object(job).spec.node_health_monitor.cel.expression == "node.spec.unschedulable == true"
+
+
+def test_evaluation_errors_are_collected_and_described_even_for_cached_nodes():
+    monitor = _Monitor([{"name": "nic", "expression": "node.status.allocatable['example.com/nic'] == '0'"}])
+    node = {"metadata": {"name": "n1", "uid": "u1", "resourceVersion": "7"}, "status": {"allocatable": {}}}
+    for _ in range(2):  # the second pass hits the verdict cache and still reports the error
+        assert monitor.evaluate([node]) == []
+        assert [e["node"] for e in monitor.errors] == ["n1"]
+    line = _describe(monitor.errors)
+    assert line == "detector 'nic' could not be evaluated on 1 node(s) (n1): no such key: 'example.com/nic'"
+    assert _describe([]) is None

@@ -13,12 +13,33 @@ def test_log_tail_keeps_the_end_within_limits():
     text = "\n".join(f"line {i}" for i in range(2000))
     tail = log_tail(text)
     assert tail.splitlines()[0] == "line 1200" and tail.endswith("line 1999")
-    wide = "\n".join("x" * 100 + str(i) for i in range(800))
+    assert log_tail("", max_lines=800) == "" and log_tail(None) == ""
+
+
+def test_log_tail_is_exactly_the_last_max_bytes_cut_mid_line():
+    """The reference's failureLog.tail: the last 800 lines, then exactly the last 32 KiB."""
+    wide = "".join("x" * 100 + f"{i}\n" for i in range(800))  # ~82 KB, ends with a newline
     cut = log_tail(wide)
-    assert len(cut.encode()) <= TAIL_BYTES and cut.endswith("799")
-    assert cut.splitlines()[0].startswith("x" * 100)  # cut at a line boundary, no partial first line
-    assert len(log_tail("é" * 40000, max_bytes=1001).encode("utf-8")) <= 1001
-    assert log_tail("", max_lines=800) == ""
+    assert cut.encode() == wide.encode()[-TAIL_BYTES:]  # byte for byte
+    assert len(cut.encode()) == TAIL_BYTES
+    assert cut.endswith("799\n")  # trailing newline kept
+    assert not cut.startswith("x" * 100)  # cut mid-line where the cap fell
+    assert log_tail("a\nb\n", max_bytes=3) == "\nb\n"
+    assert log_tail("a\nb", max_bytes=3) == "a\nb"
+
+
+def test_log_tail_line_cap_counts_lines_not_newlines():
+    text = "".join(f"l{i}\n" for i in range(1000))
+    tail = log_tail(text)
+    assert tail == "".join(f"l{i}\n" for i in range(200, 1000))
+    assert log_tail("one\ntwo", max_lines=1) == "two"
+    assert log_tail("one\ntwo\n", max_lines=1) == "two\n"
+
+
+def test_log_tail_drops_only_a_split_character():
+    text = "é" * 40000  # two bytes each
+    out = log_tail(text, max_bytes=1001)
+    assert len(out.encode("utf-8")) == 1000 and set(out) == {"é"}
 
 
 def test_failure_excerpt_sources(fixtures_dir):

@@ -34,8 +34,13 @@ def test_dra_nodes_count_gpus_from_resource_slices():
         "spec": {"providerID": "nscale://abc"},
         "status": {"allocatable": {"cpu": "64"}, "conditions": [{"type": "Ready", "status": "True"}]},
     }
-    devices = [{"name": f"gpu-{i}", "attributes": {"productName": {"string": "NVIDIA GB300"}}} for i in range(4)]
-    slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "dra-0", "devices": devices}}]
+    gpu = {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA GB300"}}
+    devices = [{"name": f"gpu-{i}", "attributes": gpu} for i in range(4)]
+    # the driver publishes MIG partitions in the same pool: they are not GPUs of their own
+    devices += [{"name": f"gpu-0-mig-1g-{i}", "attributes": {"type": {"string": "mig"}, "productName": {"string": "NVIDIA GB300"}}}
+                for i in range(7)]
+    slices = [{"spec": {"driver": "gpu.nvidia.com", "nodeName": "dra-0", "devices": devices}},
+              {"spec": {"driver": "compute-domain.nvidia.com", "nodeName": "dra-0", "devices": [{"name": "channel-0"}]}}]
     summary = cluster_summary([node], slices)
     assert summary["gpus"] == 4
     assert summary["draNodes"] == ["dra-0"]

@@ -18,7 +18,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 PAIRS = [("aws", "h100"), ("aws", "gb200"), ("aws", "gb300"), ("gcp", "h100"), ("gcp", "gb200"),
          ("azure", "h100"), ("oci", "gb300"), ("onprem", "b200")]
 CATEGORIES = [
-    "communication/nccl-all-reduce", "communication/nccl-all-gather", "communication/nccl-all-to-all",
+    "communication/nccl-all-reduce", "communication/nccl-all-gather", "communication/nccl-alltoall",
     "communication/nccl-loopback", "communication/nccl-loopback-nvswitch", "diagnostics/dcgm-level4",
     "training/nemotron5-8b", "training/nemotron5-56b",
 ]
