@@ -25,6 +25,7 @@ from nvcre.controller.checkpoint import (
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import naming
+from nvcre.controller import spec_guard
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
@@ -38,6 +39,7 @@ from nvcre.controller.measurements import (
     training_logs,
 )
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.workloads.mpi import with_generated_keys
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +111,7 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
         _cleanup(ctx, job, desired)
         return None
 
-    if not status.get("workloadRef"):
+    if not status.get("workloadRef") or spec_guard.refusal(desired):
         return _create_workload(ctx, job, desired)
 
     observed = [o for o in (_get(ctx, o) for o in desired) if o is not None]
@@ -131,6 +133,11 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
         msg = "spec.workload has neither trainJob nor native.objects: nothing to run"
         write_status(ctx, job, lambda o: _fail(o, JobReason.WORKLOAD_CREATION_ERROR, msg, nodes_reason=NodeReason.WORKLOAD_FAILED))
         return None
+    refused = spec_guard.refusal(desired)
+    if refused:  # never created, whoever asked: a terminal verdict, not a retry loop
+        ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, refused)
+        write_status(ctx, job, lambda o: _refuse(o, refused))
+        return None
     created_any = False
     for mobj in measurement_objects(job):
         try:
@@ -147,7 +154,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
                             uid=current["metadata"]["uid"])
             return 2.0  # left over from the interrupted attempt
         try:
-            _, created = ctx.kube.create(obj)
+            _, created = ctx.kube.create(with_generated_keys(obj))  # an SSH key exists only in its Secret
         except Exception as err:  # API refusals are retried with backoff; they do not fail the Job
             ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, f"{obj['kind']} {obj['metadata']['name']}: {err}")
             return 10.0
@@ -533,8 +540,19 @@ def _fail(o: dict, reason: str, message: str, *, nodes_reason: str) -> bool:
     return True
 
 
+def _refuse(o: dict, message: str) -> bool:
+    """Failed for a spec the controller will not create: no node is to blame."""
+    st = o["status"]
+    if c.is_terminal(st.get("conditions")):
+        return False
+    c.set_status_phase(st, c.FAILED, JobReason.WORKLOAD_CREATION_ERROR, message, generation=o["metadata"].get("generation"))
+    return True
+
+
 def _cleanup(ctx: Context, job: dict, desired: list[dict]) -> None:
     """Delete the workload objects (and with them their pods) once the Job is decided."""
+    if spec_guard.refusal(desired):
+        return  # nothing is created from a refused spec
     for obj in desired:
         meta = obj["metadata"]
         current = ctx.kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
