@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from nvcre.kube.resources import InvalidName, check_name
+
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 
 # (apiVersion, kind) the native and trainjob adapters render; every one is namespaced.
@@ -40,4 +42,8 @@ def refusal(objects: Iterable[dict]) -> str | None:
             allowed = ", ".join(sorted(f"{k} ({v})" for v, k in CREATABLE))
             return (f"spec.workload.native.objects[{index}] ({api_version} {kind} {name}): the controller creates only "
                     f"namespaced workload kinds from a spec ({allowed}); cluster-scoped, RBAC and other kinds are refused")
+        try:
+            check_name(name, kind)
+        except InvalidName as err:
+            return f"spec.workload.native.objects[{index}].metadata.name: {err.message}"
     return None
