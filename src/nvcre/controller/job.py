@@ -23,6 +23,7 @@ from nvcre.controller.checkpoint import (
     saved_a_checkpoint,
 )
 from nvcre.controller import conditions as c
+from nvcre.controller import faults
 from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller import spec_guard
@@ -217,8 +218,12 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
     reading: Reading | None = None
     terminal: tuple[str, str, str] | None = None  # (phase, reason, message)
     verdict = None
+    gone = faults.vanished_nodes(watch, nodes) if phase.phase != ws.SUCCEEDED else []
     if phase.phase == ws.ABSENT:
         terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} was deleted")
+    elif gone:  # named as what happened, and only those nodes are blamed
+        failure_log = _failure_log(ctx, job, pods) if phase.phase == ws.FAILED else None
+        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} failed: {faults.vanished_message(gone)}")
     elif phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, desired, pods, sick):
         return 2.0
     elif phase.phase == ws.FAILED:
@@ -238,6 +243,10 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
             return 2.0
         failure_log = _failure_log(ctx, job, pods, reason="Stalled")
         terminal = (c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
+    elif phase.phase in (ws.PENDING, ws.RUNNING) and not blocked and (
+            stuck := faults.startup_stall(pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
+        failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
+        terminal = (c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {label} did not start: {stuck}")
 
     newly_sick: set[str] = set()
 
@@ -275,7 +284,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
             # A timeout while the pods could not even be scheduled is the cluster's
             # capacity, not the nodes' fault: nobody is named then.
             if t_phase == c.FAILED and not (blocked and t_reason == JobReason.JOB_TIMED_OUT):
-                _blame(st, group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
+                _blame(st, gone or group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
             if reading is not None and reading.job_fields:
                 st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
             if verdict is not None:
