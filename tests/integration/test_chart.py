@@ -103,7 +103,13 @@ def test_controller_cannot_write_nodes(helm, kubectl, namespace, repo_root, scop
         assert not allowed("update", "", "nodes", subresource="status")
         assert can("create", "selfsubjectaccessreviews.authorization.k8s.io")
         assert can("create", "jobs.batch", "-n", run_ns)  # a run namespace: always allowed
-        elsewhere = can("create", "pods", "-n", "some-other-namespace")
+        elsewhere = can("create", "jobs.batch", "-n", "some-other-namespace")
         assert elsewhere is (scope == "cluster")
+        # least privilege (issue 13): pods only through batch Jobs, Secrets by name only
+        for verb in ("create", "update", "patch", "delete"):
+            assert not can(verb, "pods", "-n", run_ns), f"the controller must not {verb} pods"
+        for verb in ("list", "watch", "update", "patch"):
+            assert not can(verb, "secrets", "-n", run_ns), f"the controller must not {verb} secrets"
+        assert can("create", "secrets", "-n", run_ns) and can("get", "secrets", "-n", run_ns)
     finally:
         kubectl("delete", *cluster_objects, "--ignore-not-found")

@@ -705,7 +705,6 @@ def render_workload(
     target: Any = None,
     job: str | None = None,
     group: str | None = None,
-    ssh_keypair: tuple[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects (plain dicts, create order) that run ``resolved`` on ``nodes``.
 
@@ -725,7 +724,7 @@ def render_workload(
         raise UserError("no nodes to render the workload on")
     ctx = RenderContext.build(
         resolved, name=name, namespace=namespace, nodes=list(nodes), owner=owner, target=target,
-        job=job, group=group, adapter=adapter, ssh_keypair=ssh_keypair,
+        job=job, group=group, adapter=adapter,
     )
     module = native if adapter == "native" else trainjob
     return module.render(ctx)

@@ -305,7 +305,7 @@ def _leaf_keys(values: dict, prefix: str = "") -> list[str]:
 
 
 def _effective_scope(kept: dict, files: list[str], sets: list[str]) -> str:
-    scope = (kept.get("rbac") or {}).get("scope") or "cluster"
+    scope = (kept.get("rbac") or {}).get("scope") or "namespaced"
     for f in files:
         if f != "-":
             scope = ((yaml.safe_load(Path(f).read_text()) or {}).get("rbac") or {}).get("scope") or scope

@@ -29,6 +29,7 @@ class Settings:
     namespace_access_timeout_seconds: float = 600.0
     measurement_timeout_seconds: float = 300.0
     scheduling_stall_grace_seconds: float = 300.0
+    startup_stall_grace_seconds: float = 600.0  # scheduled but a container never starts (controller/faults.py)
     default_timeout_per_job: str = "1h"
     adapter: str = "auto"  # auto | native | trainjob
     workers: int = 4

@@ -23,8 +23,10 @@ from nvcre.controller.checkpoint import (
     saved_a_checkpoint,
 )
 from nvcre.controller import conditions as c
+from nvcre.controller import faults
 from nvcre.controller import labels as L
 from nvcre.controller import naming
+from nvcre.controller import spec_guard
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
@@ -38,6 +40,7 @@ from nvcre.controller.measurements import (
     training_logs,
 )
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.workloads.mpi import with_generated_keys
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +112,7 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
         _cleanup(ctx, job, desired)
         return None
 
-    if not status.get("workloadRef"):
+    if not status.get("workloadRef") or spec_guard.refusal(desired):
         return _create_workload(ctx, job, desired)
 
     observed = [o for o in (_get(ctx, o) for o in desired) if o is not None]
@@ -131,6 +134,11 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
         msg = "spec.workload has neither trainJob nor native.objects: nothing to run"
         write_status(ctx, job, lambda o: _fail(o, JobReason.WORKLOAD_CREATION_ERROR, msg, nodes_reason=NodeReason.WORKLOAD_FAILED))
         return None
+    refused = spec_guard.refusal(desired)
+    if refused:  # never created, whoever asked: a terminal verdict, not a retry loop
+        ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, refused)
+        write_status(ctx, job, lambda o: _refuse(o, refused))
+        return None
     created_any = False
     for mobj in measurement_objects(job):
         try:
@@ -147,7 +155,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
                             uid=current["metadata"]["uid"])
             return 2.0  # left over from the interrupted attempt
         try:
-            _, created = ctx.kube.create(obj)
+            _, created = ctx.kube.create(with_generated_keys(obj))  # an SSH key exists only in its Secret
         except Exception as err:  # API refusals are retried with backoff; they do not fail the Job
             ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, f"{obj['kind']} {obj['metadata']['name']}: {err}")
             return 10.0
@@ -214,8 +222,12 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
     reading: Reading | None = None
     terminal: tuple[str, str, str] | None = None  # (phase, reason, message)
     verdict = None
+    gone = faults.vanished_nodes(watch, nodes) if phase.phase != ws.SUCCEEDED else []
     if phase.phase == ws.ABSENT:
         terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} was deleted")
+    elif gone:  # named as what happened, and only those nodes are blamed
+        failure_log = _failure_log(ctx, job, pods) if phase.phase == ws.FAILED else None
+        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} failed: {faults.vanished_message(gone)}")
     elif phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, desired, pods, sick):
         return 2.0
     elif phase.phase == ws.FAILED:
@@ -235,6 +247,10 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
             return 2.0
         failure_log = _failure_log(ctx, job, pods, reason="Stalled")
         terminal = (c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
+    elif phase.phase in (ws.PENDING, ws.RUNNING) and not blocked and (
+            stuck := faults.startup_stall(pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
+        failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
+        terminal = (c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {label} did not start: {stuck}")
 
     newly_sick: set[str] = set()
     health_news: list[tuple[str, str]] = []
@@ -279,7 +295,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict],
             # A timeout while the pods could not even be scheduled is the cluster's
             # capacity, not the nodes' fault: nobody is named then.
             if t_phase == c.FAILED and not (blocked and t_reason == JobReason.JOB_TIMED_OUT):
-                _blame(st, group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
+                _blame(st, gone or group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
             if reading is not None and reading.job_fields:
                 st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
             if verdict is not None:
@@ -546,8 +562,19 @@ def _fail(o: dict, reason: str, message: str, *, nodes_reason: str) -> bool:
     return True
 
 
+def _refuse(o: dict, message: str) -> bool:
+    """Failed for a spec the controller will not create: no node is to blame."""
+    st = o["status"]
+    if c.is_terminal(st.get("conditions")):
+        return False
+    c.set_status_phase(st, c.FAILED, JobReason.WORKLOAD_CREATION_ERROR, message, generation=o["metadata"].get("generation"))
+    return True
+
+
 def _cleanup(ctx: Context, job: dict, desired: list[dict]) -> None:
     """Delete the workload objects (and with them their pods) once the Job is decided."""
+    if spec_guard.refusal(desired):
+        return  # nothing is created from a refused spec
     for obj in desired:
         meta = obj["metadata"]
         current = ctx.kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))

@@ -4,7 +4,9 @@ An agent asks whether a certification passed and which nodes failed without scra
 CLI output. Every answer is projected from the same report model the CLI prints
 (``nvcre.report``), so the two cannot disagree. The server only ever holds a
 ``ReadOnlyKube``: it has no method that writes, so no tool can create, change or
-delete anything, whatever a client sends.
+delete anything, whatever a client sends. Names and namespaces are checked as the API
+server would (DNS subdomain / label) before any request, and every URL segment is escaped
+by the one client, so no argument can point a read at another object or namespace.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urllib3.exceptions import HTTPError
 from nvcre import __version__
 from nvcre.errors import UserError
 from nvcre.kube.client import ApiError, KubeClient, load_configuration
+from nvcre.kube.resources import check_name, check_namespace
 from nvcre.report import build_report
 from nvcre.report.collect import collect
 
@@ -65,7 +68,9 @@ class Tools:
         }
 
     def _report(self, name: str, namespace: str):
-        try:
+        try:  # a client's strings never reach a URL unchecked (the kube client escapes them too)
+            check_namespace(namespace)
+            check_name(name, "Certification")
             return build_report(collect(self.reader, "Certification", name, namespace))
         except UserError as err:
             raise ToolError(err.message) from None

@@ -51,6 +51,7 @@ LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION_S = 40
 LEASE_RENEW_S = 10.0
 STATUS_HEARTBEAT_S = 60.0
+POD_STATUS_RESYNC_S = 2.0
 GROUND_TRUTH_NAMESPACE = "nvcre-sim"
 MPI_WAIT_S = 1200.0  # how long a launcher waits for its workers (simulated seconds)
 
@@ -154,6 +155,7 @@ class Kubelet:
             asyncio.create_task(self._lease_loop()),
             asyncio.create_task(self._status_loop()),
             asyncio.create_task(self._watch_pods()),
+            asyncio.create_task(self._pod_status_resync()),
         ]
         for fault in self.faults.off_bus_faults():
             if fault.after_seconds is not None:
@@ -332,6 +334,12 @@ class Kubelet:
                     cond["lastHeartbeatTime"] = now
             await self._bounded([self._push_node(n) for n in self.fleet.names], limit=8)
 
+    async def _pod_status_resync(self) -> None:
+        """Pod statuses lost while the API server was away are written again (a kubelet's status sync)."""
+        while True:
+            await asyncio.sleep(POD_STATUS_RESYNC_S)
+            await self._bounded([r.push() for r in list(self.runners.values()) if r.dirty and not r.deleting], limit=8)
+
     async def _push_node(self, name: str) -> None:
         body = {"status": {"conditions": self.node_conditions[name], "allocatable": self.node_allocatable[name]}}
         try:
@@ -342,6 +350,7 @@ class Kubelet:
     # --- pods ------------------------------------------------------------------------
     async def _watch_pods(self) -> None:
         resource_version = ""
+        failures = 0
         while True:
             try:
                 if not resource_version:
@@ -359,18 +368,21 @@ class Kubelet:
                         resource_version = ""
                         break
                     resource_version = obj.get("metadata", {}).get("resourceVersion", resource_version)
+                    failures = 0
                     if kind != "BOOKMARK":
                         await self._on_pod(kind, obj)
             except asyncio.CancelledError:
                 raise
             except ApiError as exc:
-                if exc.status == 410:
-                    resource_version = ""
+                resource_version = ""  # relist (410 or an outage), as a kubelet does: nothing is missed
+                failures += 1
                 log.warning("pod watch: %s", exc)
                 await asyncio.sleep(0.5)
-            except Exception as exc:
+            except Exception as exc:  # the API server went away: relist when it is back
+                resource_version = ""
+                failures += 1
                 log.warning("pod watch restarts: %s", exc)
-                await asyncio.sleep(2.0)
+                await asyncio.sleep(min(2.0, 0.25 * failures))
 
     async def _on_pod(self, kind: str, pod: dict[str, Any]) -> None:
         meta = pod.get("metadata", {})

@@ -27,6 +27,7 @@ log = logging.getLogger("nvcre.sim.pod")
 
 BACKOFF_START_S = 10.0
 BACKOFF_MAX_S = 300.0
+API_RETRY_MAX_S = 5.0  # API-dependent steps (mounts, env) retry at most this far apart
 EXIT_KILLED = 137
 
 
@@ -117,6 +118,7 @@ class PodRunner:
         self.start_time = now_str()
         self._transitions: dict[str, tuple[str, str]] = {}
         self.deleting = False
+        self.dirty = False  # the last status write failed: the kubelet's resync writes it again
         self.task: asyncio.Task | None = None
         self.files: dict[str, str] = {}
         self.running = False
@@ -171,8 +173,34 @@ class PodRunner:
         path = f"/api/v1/namespaces/{self.ns}/pods/{self.name}/status"
         try:
             await self.k.api.merge_patch(path, {"metadata": {"uid": self.uid}, "status": self.status()})
-        except Exception as exc:  # the pod may be gone; the watch will tell us
+            self.dirty = False
+        except Exception as exc:  # the pod may be gone (the watch will tell us) or the API server down
+            self.dirty = not self.deleting
             log.debug("status of %s/%s not written: %s", self.ns, self.name, exc)
+
+    async def until_ok(self, call, on_error) -> Any:
+        """``await call()`` again and again (0.5 s doubling to 5 s) until it works, like a kubelet
+        retrying volume mounts and container config while the API server is away; ``on_error``
+        records the waiting state. None once the pod is being deleted."""
+        delay = 0.5
+        while True:
+            try:
+                return await call()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self.deleting:
+                    return None
+                on_error(exc)
+                await self.push()
+                await asyncio.sleep(delay)
+                delay = min(API_RETRY_MAX_S, delay * 2)
+                if self.deleting:
+                    return None
+
+    def _waiting(self, containers, reason: str, message: str) -> None:
+        for c in containers:
+            c.state = {"waiting": {"reason": reason, "message": message[:300]}}
 
     # --- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -199,7 +227,11 @@ class PodRunner:
 
     async def _run(self) -> None:
         await self.push()
-        self.files = await self.k.fetch_files(self.pod)
+        files = await self.until_ok(lambda: self.k.fetch_files(self.pod), lambda exc: self._waiting(
+            self.init or self.main, "ContainerCreating", f"MountVolume failed: {exc}"))
+        if files is None:
+            return
+        self.files = files
         await asyncio.sleep(0.05)
         sidecars: list[asyncio.Task] = []
         for c in self.init:
@@ -270,13 +302,11 @@ class PodRunner:
 
     async def _run_container(self, c: ContainerState) -> int:
         run_log = self.k.logs.new_run(self.ns, self.name, c.name)
-        try:
-            ctx = await self.k.make_context(self, c)
-        except Exception as exc:  # the API failed us while building the environment
-            log.warning("%s/%s %s: cannot build the container environment: %s", self.ns, self.name, c.name, exc)
+        # the environment reads ConfigMaps/Secrets: retried, the container waiting meanwhile
+        ctx = await self.until_ok(lambda: self.k.make_context(self, c), lambda exc: self._waiting(
+            [c], "CreateContainerConfigError", str(exc)))
+        if ctx is None:
             run_log.finish()
-            c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(exc)[:300]}}
-            await self.push()
             return 1
         segs = segments(ctx.argv, ctx.env, ctx.read_file)
         hosts = nccl_tests.mpi_host_names(segs, ctx.read_file) if nccl_tests.find(segs) else []

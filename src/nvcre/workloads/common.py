@@ -54,16 +54,15 @@ class RenderContext:
     job: str
     group: str | None
     adapter: str
-    ssh_keypair: tuple[str, str] | None
     size: int = 0
     claim_templates: dict[str, str] = field(default_factory=dict)  # claim name -> template name
 
     @classmethod
     def build(cls, r: ResolvedCategory, *, name: str, namespace: str, nodes: list[str], owner: Any, target: Any,
-              job: str | None, group: str | None, adapter: str, ssh_keypair: tuple[str, str] | None) -> "RenderContext":
+              job: str | None, group: str | None, adapter: str) -> "RenderContext":
         base = short_name(name)
         ctx = cls(r=r, name=base, namespace=namespace, nodes=list(nodes), owner=owner, target=target_dict(target),
-                  job=job or base, group=group, adapter=adapter, ssh_keypair=ssh_keypair)
+                  job=job or base, group=group, adapter=adapter)
         if r.placement == "Unpinned":
             ctx.size = r.nodes_per_job or len(nodes)
             if ctx.size < 1:

@@ -12,6 +12,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 SSH_SECRET_MOUNT = "/etc/nvcre/ssh"
+# On a rendered Secret: "generate an ed25519 key pair here when creating it"; the value is the key comment.
+SSH_KEY_ANNOTATION = "nvcre.nvidia.com/generate-ssh-keypair"
+SSH_KEY_FILES = ("id_ed25519", "id_ed25519.pub", "authorized_keys")
 HOSTFILE_DIR = "/etc/mpi"
 HOSTFILE = f"{HOSTFILE_DIR}/hostfile"
 DONE_DIR = "/run/nvcre"
@@ -114,6 +117,25 @@ def kai_launcher_script(pre_command: str) -> str:
         'echo "all $total workers answer ssh; starting mpirun"\n'
         'exec "$@"\n'
     )
+
+
+def ssh_secret_request(metadata: dict) -> dict:
+    """The Secret as rendered: a request for a key pair (annotation), no key material."""
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": metadata}
+
+
+def with_generated_keys(obj: dict) -> dict:
+    """``obj`` itself, or, for a Secret that asks for a key pair and holds no data yet, a copy
+    with a fresh pair: called only when the Secret is created, so each run gets its own key
+    and it never appears in a spec or a render."""
+    meta = obj.get("metadata") or {}
+    comment = (meta.get("annotations") or {}).get(SSH_KEY_ANNOTATION)
+    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1" or comment is None:
+        return obj
+    if obj.get("data") or obj.get("stringData"):
+        return obj
+    private, public = generate_keypair(str(comment)[:64] or "nvcre")
+    return {**obj, "stringData": {"id_ed25519": private, "id_ed25519.pub": public, "authorized_keys": public}}
 
 
 def generate_keypair(comment: str = "nvcre") -> tuple[str, str]:

@@ -79,12 +79,9 @@ def _render_mpi(ctx: RenderContext) -> list[dict[str, Any]]:
     name = ctx.name
     worker_job = f"{name}-worker"
     hosts = [f"{worker_job}-{i}.{name}.{ctx.namespace}.svc" for i in range(ctx.size)]
-    private, public = ctx.ssh_keypair or mpi.generate_keypair(f"nvcre-{name}")
-    secret = {
-        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": ctx.meta(f"{name}-ssh"),
-        "stringData": {"id_ed25519": private, "id_ed25519.pub": public, "authorized_keys": public},
-    }
+    # No key material here: the rendered objects travel in the nvcre Job's spec and through
+    # `render`. The controller generates the key pair when it creates this Secret.
+    secret = mpi.ssh_secret_request(ctx.meta(f"{name}-ssh", annotations={mpi.SSH_KEY_ANNOTATION: f"nvcre-{name}"}))
     hostfile = {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": ctx.meta(f"{name}-hostfile"),

@@ -22,7 +22,6 @@ CATEGORIES = [
     "training/nemotron5-8b",
     "training/nemotron5-56b",
 ]
-KEYPAIR = ("test-private-key", "ssh-ed25519 AAAATEST nvcre-test")
 
 
 def _cat(key, **options):
@@ -76,7 +75,7 @@ def test_every_category_resolves_and_no_variable_is_set_twice(platform):
     for arch, key, adapter in itertools.product(load_catalog().architectures, CATEGORIES, ("native", "trainjob")):
         r = resolve(key, platform, arch)
         assert len({n for n, _ in r.env}) == len(r.env)
-        objects = render_workload(r, name="w", namespace="ns", nodes=["n1", "n2"], adapter=adapter, ssh_keypair=KEYPAIR)
+        objects = render_workload(r, name="w", namespace="ns", nodes=["n1", "n2"], adapter=adapter)
         lists = _container_env_names(objects)
         assert lists or key == "diagnostics/dcgm-level4", (platform, arch, key)
         for names in lists:
@@ -115,7 +114,7 @@ def test_aws_gb300_is_roce_without_efa_or_hugepages():
     assert env["NCCL_IB_GID_INDEX"] == "3"
     assert [c["deviceClass"] for c in r.workload.claims] == ["roce.networking.k8s.aws"]
     assert any("rm -rf /opt/amazon/efa" in line for line in r.workload.pre_command)
-    objects = render_workload(r, name="w", namespace="ns", nodes=["a", "b"], ssh_keypair=KEYPAIR)
+    objects = render_workload(r, name="w", namespace="ns", nodes=["a", "b"])
     kinds = [o["kind"] for o in objects]
     assert "ResourceClaimTemplate" in kinds and "ComputeDomain" in kinds
 
@@ -282,7 +281,7 @@ def test_image_override_reaches_launcher_and_shared_init_but_not_sidecars():
     assert inits["tcpxo-daemon"].startswith("us-docker.pkg.dev/")
     assert job["imagePullSecrets"] == [{"name": "mirror"}]
     c = resolve_category(spec.categories[1], spec, platform="aws", gpu_arch="h100", index=1)
-    objs = render_workload(c, name="w", namespace="ns", nodes=["a", "b"], ssh_keypair=KEYPAIR)
+    objs = render_workload(c, name="w", namespace="ns", nodes=["a", "b"])
     launcher = [o for o in objs if o["metadata"]["name"] == "w-launcher"][0]["spec"]["template"]["spec"]
     assert launcher["containers"][0]["image"] == "registry.example.com/pt:1"
     assert launcher["imagePullSecrets"] == [{"name": "mirror"}]

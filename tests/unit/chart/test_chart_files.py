@@ -17,7 +17,7 @@ def test_chart_metadata(repo_root):
 
 def test_values_have_the_documented_switches(repo_root):
     values = yaml.safe_load((repo_root / "charts/nvcre/values.yaml").read_text())
-    assert values["rbac"]["scope"] == "cluster"
+    assert values["rbac"]["scope"] == "namespaced"  # least privilege by default (issue 13)
     assert values["rbac"]["runNamespaces"] == []
     assert values["serviceMonitor"]["enabled"] is False
     assert values["metrics"]["enabled"] is True and values["metrics"]["service"]["port"]

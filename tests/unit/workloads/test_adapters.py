@@ -7,7 +7,6 @@ import pytest
 from nvcre.catalog.resolve import render_workload, resolve_category, resolve_workloadrun
 from nvcre.workloads.common import LABEL_GROUP, LABEL_JOB, LABEL_ROLE, LABEL_WORKLOAD
 
-KEYPAIR = ("priv", "pub")
 CORE_KINDS = {"Job", "Service", "ConfigMap", "Secret", "ComputeDomain", "ResourceClaimTemplate", "PersistentVolumeClaim"}
 
 
@@ -31,7 +30,7 @@ def _pod_templates(objects):
 
 def test_native_mpi_is_core_kubernetes_with_launcher_running_mpirun():
     objs = render_workload(_r("communication/nccl-all-reduce"), name="w", namespace="ns", nodes=["a", "b", "c"],
-                           job="cert-job", group="group-0", ssh_keypair=KEYPAIR)
+                           job="cert-job", group="group-0")
     assert {o["kind"] for o in objs} <= CORE_KINDS
     jobs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Job"}
     worker, launcher = jobs["w-worker"], jobs["w-launcher"]
@@ -101,7 +100,7 @@ def test_compute_domain_sized_to_group_and_claimed(adapter):
 def test_unpinned_carries_target_affinity_not_hostnames_and_no_blanket_toleration():
     r = _r("communication/nccl-all-reduce", nodesPerJob=4, placement="Unpinned")
     target = {"nodeSelector": {"pool": "gpu"}, "matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1"]}]}
-    objs = render_workload(r, name="w", namespace="ns", nodes=[], target=target, ssh_keypair=KEYPAIR)
+    objs = render_workload(r, name="w", namespace="ns", nodes=[], target=target)
     worker = [o for o in objs if o["metadata"]["name"] == "w-worker"][0]
     assert worker["spec"]["completions"] == 4
     pod = worker["spec"]["template"]["spec"]
@@ -138,7 +137,7 @@ def test_workloadrun_mpi_forwards_env_and_user_args():
     env = dict(r.env)
     assert env["NCCL_SOCKET_IFNAME"] == "ens1" and env["NCCL_MNNVL_ENABLE"] == "1" and env["FI_PROVIDER"] == "efa"
     assert r.workload.compute_domain
-    objs = render_workload(r, name="nccl-job", namespace="ns", nodes=["a", "b"], ssh_keypair=KEYPAIR)
+    objs = render_workload(r, name="nccl-job", namespace="ns", nodes=["a", "b"])
     args = [o for o in objs if o["metadata"]["name"] == "nccl-job-launcher"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[-5:] == ["/usr/local/bin/all_reduce_perf_mpi", "-b", "8", "-e", "32G"]
     assert "--bind-to" in args and "NCCL_SOCKET_IFNAME=ens1" in args and "EXTRA=1" in args
@@ -174,7 +173,7 @@ def test_workloadrun_value_from_reaches_container_and_mpi_by_name():
         "framework": {"mpi": {"binary": "/bin/prog", "mpirunPath": "/usr/bin/mpirun"}},
         "env": [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}}, {"name": "A", "value": "1"}]}}
     r = resolve_workloadrun(run, platform="onprem", gpu_arch="h100")
-    objs = render_workload(r, name="m-job", namespace="ns", nodes=["a", "b"], ssh_keypair=KEYPAIR)
+    objs = render_workload(r, name="m-job", namespace="ns", nodes=["a", "b"])
     launcher = [o for o in objs if o["metadata"]["name"] == "m-job-launcher"][0]["spec"]["template"]["spec"]["containers"][0]
     assert {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}} in launcher["env"]
     args = launcher["args"]

@@ -22,8 +22,6 @@ CATEGORIES = [
     "communication/nccl-loopback", "communication/nccl-loopback-nvswitch", "diagnostics/dcgm-level4",
     "training/nemotron5-8b", "training/nemotron5-56b",
 ]
-# A fixed, obviously fake key pair keeps the goldens stable (real renders generate one).
-KEYPAIR = ("<private key generated per render>", "<public key generated per render>")
 
 
 def render_pair(platform: str, arch: str, adapter: str) -> str:
@@ -37,7 +35,7 @@ def render_pair(platform: str, arch: str, adapter: str) -> str:
             nodes = [f"node-{i:03d}" for i in range(1, r.valid_node_count(8) + 1)]
         name = f"golden-{variant}"
         objects = render_workload(r, name=name, namespace="nvcre-golden", nodes=nodes, adapter=adapter,
-                                  job=name, group="group-0", ssh_keypair=KEYPAIR)
+                                  job=name, group="group-0")
         parts.append(f"# ===== {key} on {platform}/{arch} ({adapter}); overrides: "
                      f"{', '.join(r.applied_overrides) or 'none'}\n" + dump_yaml(objects))
     return "".join(parts)

@@ -43,13 +43,13 @@ def test_every_seed_manifest_renders(adapter):
                                      target=spec.target, index=i, source=name)
                 group = nodes[:1] if r.nodes_per_job == 1 else nodes[: (r.valid_node_count(len(nodes)) or len(nodes))]
                 objects = render_workload(r, name=f"seed-{i}", namespace="ns", nodes=group, adapter=adapter,
-                                          target=spec.target, ssh_keypair=("k", "p"))
+                                          target=spec.target)
                 assert objects, name
                 count += 1
         else:
             r = resolve_workloadrun(obj, platform="aws", gpu_arch=arch)
             objects = render_workload(r, name=obj.name, namespace="ns", nodes=nodes[: spec.num_nodes], adapter=adapter,
-                                      target=spec.target, ssh_keypair=("k", "p"))
+                                      target=spec.target)
             assert objects, name
             count += 1
     assert count >= 10

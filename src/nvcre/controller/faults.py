@@ -1,0 +1,74 @@
+"""Faults a running workload cannot recover from, told apart with their reason (pure).
+
+Kept apart from the Job reconciler so it stays one call there:
+- a **startup stall**: a scheduled pod whose container waits (ContainerCreating, image
+  pull back-off, a config error) longer than the grace, for any workload, not only
+  training: reported as ``WorkloadStartupStalled`` naming the pod, node, container and
+  the kubelet's reason, instead of waiting for ``timeoutPerJob`` (hours for dcgm);
+  images that can never be pulled (``InvalidImageName``, ``ErrImageNeverPull``) fail at once;
+- a **vanished node**: a node of the group (or one the pods ran on) whose Node object is
+  gone mid-run: named as such, not as a generic workload failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+STARTUP_STALL_REASON = "WorkloadStartupStalled"
+DEFAULT_STARTUP_GRACE_SECONDS = 600.0
+# kubelet waiting reasons that mean "this container is not starting" (not PodInitializing:
+# a long-running init container is working, not stuck)
+STALLING = frozenset({
+    "ContainerCreating", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError",
+    "CreateContainerError", "RunContainerError", "PreCreateHookError", "PreStartHookError",
+})
+HOPELESS = frozenset({"InvalidImageName", "ErrImageNeverPull"})
+
+
+def _time(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _scheduled_at(pod: dict) -> float | None:
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
+            return _time(cond.get("lastTransitionTime"))
+    return _time((pod.get("metadata") or {}).get("creationTimestamp"))
+
+
+def startup_stall(pods: Iterable[dict], *, now: float, grace_seconds: float = DEFAULT_STARTUP_GRACE_SECONDS) -> str | None:
+    """Why the workload cannot start (the first stuck container), or None."""
+    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name", "")):
+        meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+        if meta.get("deletionTimestamp") or not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            continue
+        since = _scheduled_at(pod)
+        statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
+        for cs in statuses:
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason")
+            hopeless = reason in HOPELESS
+            if not hopeless and (reason not in STALLING or since is None or now - since < grace_seconds):
+                continue
+            waited = f" for {int(now - since)}s" if since is not None else ""
+            detail = f": {waiting['message'][:300]}" if waiting.get("message") else ""
+            return (f"pod {meta.get('name')} on node {spec['nodeName']}: container {cs.get('name')} is waiting "
+                    f"({reason}){waited}{detail}")
+    return None
+
+
+def vanished_nodes(expected: Iterable[str], present: Iterable[dict]) -> list[str]:
+    """Nodes of ``expected`` whose Node object no longer exists."""
+    names = {(n.get("metadata") or {}).get("name") for n in present}
+    return sorted(set(expected) - names)
+
+
+def vanished_message(nodes: list[str]) -> str:
+    return (f"node(s) {', '.join(nodes)} vanished from the cluster while the workload ran "
+            "(the Node object was deleted); their pods cannot finish")
