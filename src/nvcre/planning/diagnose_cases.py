@@ -17,6 +17,8 @@ WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure b
 BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlanner._to_blocks)
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
+MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
+MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 
 
 
@@ -30,6 +32,7 @@ class CasePlanner:
         self.claimed: set[int] = set()
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
+        self._baseline: float | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -47,6 +50,53 @@ class CasePlanner:
         if tid is None:
             return None
         return self.s.tests[tid][3], tid
+
+    # -- magnitude evidence (see docs/design/050, "Error model")
+    def baseline(self) -> float | None:
+        """The fleet's healthy bus bandwidth: the median of passing measurements so far."""
+        if self._baseline is None:
+            values = sorted(t[4] for t in self.s.tests if t[3] == "P" and t[4] is not None)
+            if values:
+                self._baseline = values[len(values) // 2]
+            elif self.s.policy.threshold:
+                self._baseline = self.s.policy.threshold
+        return self._baseline
+
+    def ratio(self, tid: int | None) -> float | None:
+        """A test's measured bandwidth over the baseline (None: not measured)."""
+        if tid is None:
+            return None
+        m = self.s.tests[tid][4]
+        base = self.baseline()
+        return m / base if m is not None and base else None
+
+    def slow(self, tid: int | None) -> bool:
+        """A measured failure clearly below the bar (not marginal, not a crash)."""
+        return tid is not None and self.s.tests[tid][3] == "F" and self.s.tests[tid][4] is not None
+
+    def consistent(self, solo_tid: int | None, group_tid: int | None) -> bool:
+        """Whether a member's own slow reading can explain a group's: the group runs at its
+        slowest member, so the member must not read clearly slower than the group did (then
+        its partner was the slow one). Unmeasured results are consistent with anything."""
+        r_solo, r_group = self.ratio(solo_tid), self.ratio(group_tid)
+        if r_solo is None or r_group is None:
+            return True
+        return r_solo >= r_group - MAGNITUDE_TOLERANCE
+
+    def inside(self, tid: int) -> bool:
+        """Whether a test stayed inside one rack (a rack uplink cannot explain it)."""
+        return len({self.s.dom[i] for i in self.s.tests[tid][1]}) == 1
+
+    def explains(self, x: int, tid: int) -> bool:
+        """Whether node ``x`` can be the bottleneck of failing test ``tid``: a group runs at its
+        slowest member, so x is at least as fast as any measured failing group that held it
+        read; a test clearly slower than that was slowed by someone else."""
+        r = self.ratio(tid)
+        if r is None:
+            return True
+        floor = max((self.ratio(t) or 0.0 for t, test in enumerate(self.s.tests)
+                     if test[3] in ("F", "M") and test[4] is not None and x in test[1]), default=0.0)
+        return floor <= r + MAGNITUDE_TOLERANCE
 
     def mark(self, nodes: Iterable[int], status: str) -> None:
         for i in nodes:
@@ -73,12 +123,15 @@ class CasePlanner:
                 return
         self.s.bad_racks.append([d, peer, sorted(set(tids))])
 
-    def unresolved(self, nodes: Iterable[int], note: str) -> None:
+    def unresolved(self, nodes: Iterable[int], note: str, tids: Iterable[int] = ()) -> None:
+        """Suspects the diagnosis could not settle, with the tests that implicate them."""
         nodes = sorted(set(nodes))
+        if not nodes:
+            return
         for i in nodes:
             if self.s.status[i] != "b":
                 self.s.status[i] = "x"
-        self.s.unresolved.append([nodes, note])
+        self.s.unresolved.append([nodes, note, sorted(set(tids))])
 
     # -- screen
     def screen_groups(self) -> list[list[int]]:
@@ -135,11 +188,31 @@ class CasePlanner:
         self.s.cases.sort(key=lambda c: c["id"])
 
     def plan_stage(self) -> None:
+        """Plan the next stage; deduction-only stages advance without a round (bounded loop)."""
+        for _ in range(MAX_DEDUCTIONS):
+            if not self._plan_once():
+                return
+        # every step either plans a round or closes cases; this many in a row is a planner bug:
+        # report what is open instead of looping
+        self.give_up("the planner could not make progress on these suspects")
+        self.s.pending = []
+
+    def give_up(self, note: str) -> None:
+        """Close every open case as unresolved, naming its nodes and the failures behind it."""
+        for case in self.s.cases:
+            nodes = _case_nodes(case) or ([case["member"]] if "member" in case else [])
+            if nodes:
+                self.unresolved(nodes, f"{note} ({case['kind']})", case.get("origin", []))
+            else:
+                self.s.notes.append(f"{note}: the {case['kind']} check did not run")
+        self.s.cases = []
+
+    def _plan_once(self) -> bool:
+        """One planning step; True when it must run again (nothing planned, cases moved on)."""
         s = self.s
-        if s.round >= s.policy.max_rounds and s.cases:
-            for case in s.cases:
-                self.unresolved(_case_nodes(case), f"round limit {s.policy.max_rounds} reached ({case['kind']})")
-            s.cases = []
+        limit_reached = s.round >= s.policy.max_rounds
+        if limit_reached and s.cases:
+            self.give_up(f"round limit {s.policy.max_rounds} reached")
         self.busy = set()
         self.claimed = set()
         self.planned = []
@@ -168,18 +241,20 @@ class CasePlanner:
         s.cases = kept
         s.pending = self.planned
         if s.pending:
-            return
+            return False
         if s.cases and all(c.get("wait") for c in s.cases):
             for case in s.cases:
                 self.unresolved(_case_nodes(case) or [case.get("member", 0)],
-                                "no proven-good partner is left to test these suspects against")
+                                "no proven-good partner is left to test these suspects against",
+                                case.get("origin", []))
             s.cases = []
         if s.cases:
             # Every open case moved on by deduction; advance again without a round.
             self.advance()
-            self.plan_stage()
-        elif self.reopen() or self.late_cross_check():
-            self.plan_stage()
+            return True
+        if limit_reached:
+            return False  # no second looks past the round budget
+        return self.reopen() or self.late_cross_check()
 
     def late_cross_check(self) -> bool:
         """Run the skipped cross check when every screen failure turned out to be noise."""
@@ -367,6 +442,11 @@ class CasePlanner:
         ``strict``: its nodes passed an earlier screen (a block after the cross check), so a
         pair failing inside it already disagrees with one result: confirm before naming.
         """
+        if recheck and origin and self.slow(origin[-1]):
+            # measured clearly below the bar: under the error model a flip never reads as a slow
+            # measurement (it reads as a crash), so this failure is not one of the wide round's
+            # flips; the partner tests that follow are the second, independent observation
+            recheck = 0
         if len(members) <= 3:
             # a link, too, needs one failure more than two flips; among thousands of screen
             # pairs three flips on one pair happen as well: the node is confirmed once more
@@ -462,6 +542,11 @@ class CasePlanner:
         members = set(case["members"])
         return sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == members)
 
+    def _last_exact_failure(self, case: dict) -> int | None:
+        members = set(case["members"])
+        hits = [t for t in case["origin"] if set(self.s.tests[t][1]) == members and self.s.tests[t][3] == "F"]
+        return hits[-1] if hits else None
+
     def _link_proven(self, case: dict) -> bool:
         """Two own failures of the pair, or one on top of a search that deduced the pair.
 
@@ -552,7 +637,7 @@ class CasePlanner:
             tally = case.setdefault("tally", {})
             for x, (o, _tid) in zip(members, res):
                 t = tally.setdefault(str(x), [0, 0])
-                t[0 if o != "P" else 1] += 1
+                t[0 if o == "F" else 1] += 1
             bad = [x for x in members if tally[str(x)][0] >= 2]
             for x in bad:
                 self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
@@ -565,15 +650,26 @@ class CasePlanner:
             self.mark(members, "s")
             return True
         if fails:
-            direct = self._exact_failures(case) >= 1
-            if step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict"):
+            direct = self._exact_failures(case, marginal_weight=0.0) >= 1
+            pair_tid = self._last_exact_failure(case)
+            if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
+                    and self.consistent(fails[0][2], pair_tid)):
                 # the pair failed, its mate passed with a good partner, this node failed with
-                # one: any other explanation needs two independent flips
+                # one (at the pair's magnitude when both were measured): any other explanation
+                # needs two independent flips
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
+            if (step == "solo" and len(fails) == len(members) == 2 and direct and not case.get("strict")
+                    and all(self.slow(tid) and self.consistent(tid, pair_tid) and self.inside(tid)
+                            for _x, _o, tid in fails)):
+                # both ends slow with proven-good partners, each at least as slow as the pair
+                # read: two bad nodes (a flip never reads as a slow measurement)
+                for x, _o, _tid in fails:
+                    self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
+                return False
             for x, o, tid in fails:
-                self.new_case("node", "confirm", member=x, fails=1, passes=case.get("solo_ok", 0),
+                self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
                               partners=case.get("used", {}).get(str(x), []),
                               mates=[m for m in members if m != x])
@@ -609,11 +705,12 @@ class CasePlanner:
     def _done_node(self, case: dict) -> bool:
         outcome, tid = self.result(case, "x")
         case["origin"] = case["origin"] + [tid]
-        if outcome == "P":
-            case["passes"] += 1
-        else:
-            case["fails"] += 1
         x = case["member"]
+        if outcome == "F" and self.explains(x, tid):
+            case["fails"] += 1
+        else:  # a marginal result never convicts (near the bar is what a healthy node can read),
+            # nor does a failure slower than x has ever read (its partner was the slow one)
+            case["passes"] += 1
         if case["fails"] >= 2:
             self.convict_node(x, case["origin"])
             return False
@@ -657,8 +754,11 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            else:  # fails inside its own rack too: a node fault, not the rack
+            elif intra[0] == "F":  # fails inside its own rack too: a node fault, not the rack
                 self.convict_node(x, tids)
+            else:  # only marginal inside the rack: confirm before naming anyone
+                self.new_case("node", "confirm", member=x, fails=0, passes=0, origin=tids,
+                              partners=case["partners"])
             return False
         if cross and cross[0] != "P":
             self.convict_rack(self.s.dom[x], case["peer"], tids)
@@ -898,7 +998,8 @@ class CasePlanner:
                 self.new_case("search", "split", members=sorted(case["A"] + case["B"]), origin=origin + [tid])
             else:
                 self.unresolved(case["A"] + case["B"],
-                                "the set fails but no part of it can be narrowed down (intermittent fault?)")
+                                "the set fails but no part of it can be narrowed down (intermittent fault?)",
+                                origin + [tid])
             return False
         slots = ("m0", "m1") if step == "mix" else ("s0", "s1")
         cells = [(a1, b1), (a2, b2)] if step == "mix" else [(a1, b2), (a2, b1)]

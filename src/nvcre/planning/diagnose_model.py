@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcre.errors import UserError
-from nvcre.planning.codec import pack, ranges, unpack, unranges
+from nvcre.planning.codec import pack, ranges, seq, unpack, unranges, unseq
 
 STATE_VERSION = 1
 CROSS_CHECKS = ("full", "representatives", "none")
@@ -80,12 +80,20 @@ class Round:
     tags: list[str]  # what each group is for: screen, cross, pairs, solo, confirm, ...
 
 
+FAILURE_KINDS = ("", "slow", "crash", "hang")
+
+
 @dataclass(frozen=True)
 class GroupResult:
+    """One group's outcome. ``measured``: the bus bandwidth it reached (None when it did
+    not finish); ``kind``: how it failed, "slow" (ran, below the bar), "crash" (the job
+    died) or "hang" (timed out); empty when passed or unknown."""
+
     nodes: Sequence[str]
     passed: bool
     measured: float | None = None
     reason: str = ""
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,7 +142,7 @@ class DiagnoseState:
     bad_nodes: list[list] = field(default_factory=list)   # [node, [test ids]]
     bad_links: list[list] = field(default_factory=list)   # [a, b, [test ids]]
     bad_racks: list[list] = field(default_factory=list)   # [domain, peer domain or -1, [test ids]]
-    unresolved: list[list] = field(default_factory=list)  # [[nodes], note]
+    unresolved: list[list] = field(default_factory=list)  # [[nodes], note, [test ids]]
     notes: list[str] = field(default_factory=list)
     reopens: int = 0
 
@@ -155,13 +163,13 @@ class DiagnoseState:
             "status": pack("".join(self.status)),
             "round": self.round,
             # the planner's working data: packed (a screen of pairs at 4096 nodes is 2048 tests)
-            "tests": pack([[r, ranges(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests]),
-            "pending": pack([[ranges(n), tag, c, s] for (n, tag, c, s) in self.pending]),
+            "tests": pack([[r, seq(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests]),
+            "pending": pack([[seq(n), tag, c, s] for (n, tag, c, s) in self.pending]),
             "stageResults": pack(dict(self.stage)),
             "cases": pack([_case_out(c) for c in self.cases]),
             "nextCase": self.next_case,
             "badNodes": self.bad_nodes, "badLinks": self.bad_links, "badRacks": self.bad_racks,
-            "unresolved": [[ranges(n), note] for n, note in self.unresolved],
+            "unresolved": [[ranges(u[0]), *u[1:]] for u in self.unresolved],
             "notes": list(self.notes),
             "reopens": self.reopens,
         })
@@ -193,12 +201,13 @@ class DiagnoseState:
             names=names, dom=dom, domain_names=domain_names,
             policy=DiagnosePolicy.from_dict(d["policy"]), status=list(unpack(d["status"])),
             round=d["round"],
-            tests=[(r, tuple(unranges(n)), tag, o, m, why) for r, n, tag, o, m, why in _unpacked(d["tests"])],
-            pending=[(tuple(unranges(n)), tag, c, s) for n, tag, c, s in _unpacked(d["pending"])],
+            tests=[(r, tuple(unseq(n)), tag, o, m, why) for r, n, tag, o, m, why in _unpacked(d["tests"])],
+            pending=[(tuple(unseq(n)), tag, c, s) for n, tag, c, s in _unpacked(d["pending"])],
             stage=dict(_unpacked(d["stageResults"])), cases=[_case_in(c) for c in _unpacked(d["cases"])],
             next_case=d["nextCase"], bad_nodes=[list(x) for x in d["badNodes"]],
             bad_links=[list(x) for x in d["badLinks"]], bad_racks=[list(x) for x in d["badRacks"]],
-            unresolved=[[unranges(n), note] for n, note in d["unresolved"]], notes=list(d["notes"]),
+            unresolved=[[unranges(u[0]), u[1], list(u[2]) if len(u) > 2 else []] for u in d["unresolved"]],
+            notes=list(d["notes"]),
             reopens=d.get("reopens", 0),
         )
 
@@ -220,7 +229,7 @@ def _unpacked(value):
     return unpack(value) if isinstance(value, str) else value
 
 
-_RANGE_FIELDS = ("members", "A", "B")  # node sets: sorted-order-free, written as ranges
+_RANGE_FIELDS = ("members", "A", "B")  # ordered node lists: ranges when ascending (see codec.seq)
 
 
 def _copy_case(case: dict) -> dict:
@@ -239,9 +248,9 @@ def _case_out(case: dict) -> dict:
     out = {}
     for k, v in case.items():
         if k in _RANGE_FIELDS:
-            out[k] = ranges(v)
+            out[k] = seq(v)
         elif k == "groups":
-            out[k] = [ranges(g) for g in v]
+            out[k] = [seq(g) for g in v]
         else:
             out[k] = v
     return out
@@ -251,9 +260,9 @@ def _case_in(case: Mapping) -> dict:
     out = {}
     for k, v in case.items():
         if k in _RANGE_FIELDS:
-            out[k] = unranges(v)
+            out[k] = unseq(v)
         elif k == "groups":
-            out[k] = [unranges(g) for g in v]
+            out[k] = [unseq(g) for g in v]
         elif isinstance(v, list):
             out[k] = list(v)
         elif isinstance(v, dict):

@@ -22,12 +22,21 @@ Noise
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nvcre.planning.diagnose import DiagnosePolicy, GroupResult, Round, next_round, record, start
+from nvcre.planning.diagnose import (
+    DiagnosePolicy,
+    DiagnoseState,
+    GroupResult,
+    Round,
+    next_round,
+    record,
+    start,
+)
 
 NOMINAL_GBPS = 400.0
 THRESHOLD_RATIO = 0.9
@@ -55,10 +64,12 @@ class Scenario:
     bad_nodes: dict[str, float] = field(default_factory=dict)           # node -> bandwidth factor
     bad_links: dict[frozenset, float] = field(default_factory=dict)     # {a, b} -> factor
     bad_racks: dict[str, float] = field(default_factory=dict)           # rack -> factor
+    intermittent: dict[str, float] = field(default_factory=dict)       # node -> chance a run crashes
     flip: float = 0.0
     bw_sigma: float = 0.02
     seed: int = 0
     kind: str = "custom"
+    mnnvl: bool = False  # groups inside one rack run over NVLink: a bad NIC shows only across racks
 
     @property
     def threshold(self) -> float:
@@ -68,6 +79,8 @@ class Scenario:
         """The slowdown the injected faults impose on ``group`` (1.0 = healthy)."""
         worst = 1.0
         members = set(group)
+        if self.mnnvl and len({self.topology.get(n) for n in group}) <= 1 and self.topology:
+            return worst  # one NVLink domain: no NIC, link or uplink on the path
         for n in group:
             f = self.bad_nodes.get(n)
             if f is not None and f < worst:
@@ -134,12 +147,20 @@ class Fleet:
         sc = self.sc
         measured = NOMINAL_GBPS * sc.factor(group) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma))
         passed = measured >= sc.threshold
+        crash = False
+        for n in group:  # every intermittent member draws, whatever the outcome (a fixed noise stream)
+            q = sc.intermittent.get(n)
+            if q is not None and self.rng.random() < q:
+                crash = True
+        if crash:
+            return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
         if sc.flip and self.rng.random() < sc.flip:
             if passed:
-                return GroupResult(list(group), False, None, "WorkloadFailed")
+                return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
             healthy = NOMINAL_GBPS * (1.0 + self.rng.gauss(0.0, sc.bw_sigma))
             return GroupResult(list(group), True, max(healthy, sc.threshold * 1.05), "")
-        return GroupResult(list(group), passed, round(measured, 2), "" if passed else "ThresholdViolation")
+        return GroupResult(list(group), passed, round(measured, 2), "" if passed else "ThresholdViolation",
+                           "" if passed else "slow")
 
 
 @dataclass
@@ -155,21 +176,44 @@ class RunStats:
     disjoint: bool
 
 
-def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None) -> RunStats:
-    """Diagnose ``sc`` with the planner end to end, recording what it cost."""
+class RoundTripMismatch(AssertionError):
+    """The state's JSON form planned differently than the state itself."""
+
+
+def _round_trip(state: DiagnoseState) -> DiagnoseState:
+    return DiagnoseState.from_dict(json.loads(json.dumps(state.to_dict())))
+
+
+def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None, roundtrip: bool = False,
+                max_steps: int = 10_000) -> RunStats:
+    """Diagnose ``sc`` with the planner end to end, recording what it cost.
+
+    ``roundtrip``: beside the state, keep a copy that goes through its JSON dict form
+    before every round (as the controller's status does) and raise RoundTripMismatch
+    the moment the two plan a different round or reach a different verdict.
+    """
     policy = policy or DiagnosePolicy(threshold=sc.threshold)
     fleet = Fleet(sc)
     t0 = time.perf_counter()
     state = start(sc.nodes, sc.topology, policy)
+    shadow = _round_trip(state) if roundtrip else None
     plan = [time.perf_counter() - t0]
     first_fail = None
     after_first = 0
     widest = 0
     disjoint = True
-    while True:
+    for _ in range(max_steps):
         t0 = time.perf_counter()
         step = next_round(state)
         plan[-1] += time.perf_counter() - t0
+        if shadow is not None:
+            shadow = _round_trip(shadow)
+            other = next_round(shadow)
+            mine = step.to_dict() if not isinstance(step, Round) else (step.number, step.groups, step.tags)
+            theirs = other.to_dict() if not isinstance(other, Round) else (other.number, other.groups, other.tags)
+            if mine != theirs:
+                raise RoundTripMismatch(f"round {state.round + 1}: direct {str(mine)[:300]} != "
+                                        f"round-tripped {str(theirs)[:300]}")
         if not isinstance(step, Round):
             break
         widest = max(widest, len(step.groups))
@@ -188,6 +232,10 @@ def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None) -> RunStats:
         t1 = time.perf_counter()
         state = record(state, results)
         plan.append(time.perf_counter() - t1)
+        if shadow is not None:
+            shadow = record(shadow, results)
+    else:
+        raise RuntimeError(f"the planner did not finish within {max_steps} rounds")
     verdict = step
     return RunStats(verdict, verdict.rounds, first_fail, fleet.tests, fleet.node_rounds, after_first,
                     plan, widest, disjoint)
