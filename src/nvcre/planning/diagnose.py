@@ -308,9 +308,15 @@ def verdict(state: DiagnoseState) -> Verdict:
             entry["message"] = f"{u[1]}: {summary(items)}"
             entry["evidence"] = items
         unresolved.append(entry)
+    intermittent = []
+    for x, fails, tests, tids in s.intermittent:
+        items = ev(t for t in tids if x in s.tests[t][1])
+        intermittent.append({"name": nm[x], "reason": "Intermittent", "fails": fails, "tests": tests,
+                             "message": f"Intermittent: failed {fails} of {tests} tests with proven-good partners "
+                                        f"and passed the others; " + summary(items), "evidence": items})
     good = [nm[i] for i, st in enumerate(s.status) if st == "g"]
     return Verdict(
         bad_nodes=bad_nodes, bad_links=bad_links, bad_racks=bad_racks, good_nodes=good,
         unresolved=unresolved, notes=_capped(s.notes), rounds=s.round, tests=len(s.tests),
-        node_rounds=sum(len(t[1]) for t in s.tests),
+        node_rounds=sum(len(t[1]) for t in s.tests), intermittent=intermittent,
     )

@@ -100,13 +100,18 @@ class CasePlanner:
 
     def mark(self, nodes: Iterable[int], status: str) -> None:
         for i in nodes:
-            if self.s.status[i] not in ("b", "x"):
+            if self.s.status[i] not in ("b", "x", "i"):
                 self.s.status[i] = status
 
     def convict_node(self, x: int, tids: list[int]) -> None:
         if self.s.status[x] != "b":
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
+
+    def mark_intermittent(self, x: int, fails: int, tests: int, tids: list[int]) -> None:
+        if self.s.status[x] != "b":
+            self.s.status[x] = "i"
+            self.s.intermittent.append([x, fails, tests, sorted(set(tids))])
 
     def convict_link(self, a: int, b: int, tids: list[int], family: int | None = None) -> None:
         a, b = min(a, b), max(a, b)
@@ -280,7 +285,7 @@ class CasePlanner:
         """Whether a failing test is accounted for by a fault already named."""
         s = self.s
         members = set(nodes)
-        if any(s.status[i] in ("b", "x") for i in nodes):
+        if any(s.status[i] in ("b", "x", "i") for i in nodes):
             return True
         if any(a in members and b in members for a, b, _ in s.bad_links):
             return True
@@ -653,7 +658,8 @@ class CasePlanner:
             direct = self._exact_failures(case, marginal_weight=0.0) >= 1
             pair_tid = self._last_exact_failure(case)
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
-                    and self.consistent(fails[0][2], pair_tid)):
+                    and self.consistent(fails[0][2], pair_tid)
+                    and self.slow(fails[0][2])):  # a crash is confirmed (it could be intermittent)
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
                 # needs two independent flips
@@ -708,13 +714,32 @@ class CasePlanner:
         x = case["member"]
         if outcome == "F" and self.explains(x, tid):
             case["fails"] += 1
+            if not self.slow(tid):
+                case["crashes"] = case.get("crashes", 0) + 1
         else:  # a marginal result never convicts (near the bar is what a healthy node can read),
             # nor does a failure slower than x has ever read (its partner was the slow one)
             case["passes"] += 1
-        if case["fails"] >= 2:
+        f, q = case["fails"], case["passes"]
+        crash_only = case.get("crashes", 0) >= f - 1 and not any(
+            self.slow(t) for t in case["origin"] if x in self.s.tests[t][1])
+        if crash_only:
+            # crashes only: a job dying is what flips and intermittent faults look like, so a
+            # node is named bad on three crashes and no pass; two and a pass make it intermittent
+            if f >= 3 and q == 0:
+                self.convict_node(x, case["origin"])
+                return False
+            if f >= 2 and q >= 1:
+                self.mark_intermittent(x, f, f + q, case["origin"])
+                return False
+        elif (f >= 2 and q == 0) or f >= q + 2:
             self.convict_node(x, case["origin"])
             return False
-        if case["passes"] >= 2:
+        if f >= 2 and q >= 2:
+            # both outcomes twice with proven-good partners: more disagreement than the noise
+            # model's independent flips explain (O(p^2)); neither healthy nor its partners' fault
+            self.mark_intermittent(x, f, f + q, case["origin"])
+            return False
+        if q >= 2:
             self.mark([x], "g")
             return False
         self.mark([x], "s")

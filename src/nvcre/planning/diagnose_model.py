@@ -107,16 +107,18 @@ class Verdict:
     rounds: int
     tests: int
     node_rounds: int
+    intermittent: list[dict] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return not (self.bad_nodes or self.bad_links or self.bad_racks or self.unresolved)
+        return not (self.bad_nodes or self.bad_links or self.bad_racks or self.unresolved or self.intermittent)
 
     def to_dict(self) -> dict:
         return {
             "passed": self.passed, "badNodes": self.bad_nodes, "badLinks": self.bad_links,
             "badRacks": self.bad_racks, "goodNodes": self.good_nodes, "unresolved": self.unresolved,
             "notes": self.notes, "rounds": self.rounds, "tests": self.tests, "nodeRounds": self.node_rounds,
+            "intermittent": self.intermittent,
         }
 
 
@@ -132,7 +134,7 @@ class DiagnoseState:
     dom: list[int]
     domain_names: list[str]
     policy: DiagnosePolicy
-    status: list[str]                       # per node: u g s b x
+    status: list[str]                       # per node: u(ntested) g(ood) s(uspect) b(ad) x(unresolved) i(ntermittent)
     round: int = 0
     tests: list[Test] = field(default_factory=list)
     pending: list[tuple] = field(default_factory=list)   # (nodes tuple, tag, case id, slot)
@@ -145,6 +147,7 @@ class DiagnoseState:
     unresolved: list[list] = field(default_factory=list)  # [[nodes], note, [test ids]]
     notes: list[str] = field(default_factory=list)
     reopens: int = 0
+    intermittent: list[list] = field(default_factory=list)  # [node, fails, tests, [test ids]]
 
     # ---- serialization -------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -172,6 +175,7 @@ class DiagnoseState:
             "unresolved": [[ranges(u[0]), *u[1:]] for u in self.unresolved],
             "notes": list(self.notes),
             "reopens": self.reopens,
+            "intermittent": [list(x) for x in self.intermittent],
         })
         return out
 
@@ -209,6 +213,7 @@ class DiagnoseState:
             unresolved=[[unranges(u[0]), u[1], list(u[2]) if len(u) > 2 else []] for u in d["unresolved"]],
             notes=list(d["notes"]),
             reopens=d.get("reopens", 0),
+            intermittent=[[x[0], x[1], x[2], list(x[3])] for x in d.get("intermittent", [])],
         )
 
     def clone(self) -> DiagnoseState:
@@ -220,7 +225,7 @@ class DiagnoseState:
             next_case=self.next_case, bad_nodes=[list(x) for x in self.bad_nodes],
             bad_links=[list(x) for x in self.bad_links], bad_racks=[list(x) for x in self.bad_racks],
             unresolved=[list(x) for x in self.unresolved], notes=list(self.notes),
-            reopens=self.reopens,
+            reopens=self.reopens, intermittent=[list(x) for x in self.intermittent],
         )
 
 

@@ -117,13 +117,18 @@ def test_planner_invariants_hold_for_any_topology_fault_set_and_policy(data):
         assert u["nodes"] and u["message"]
     named = {b["name"] for b in v.bad_nodes}
     assert named <= set(sc.nodes)
-    if sc.flip == 0.0 and not sc.intermittent:
+    if sc.flip == 0.0:
         rack_alternative = {b["name"] for b in v.bad_nodes if b.get("alternative", "").startswith("uplink of")}
         wrong = [x for x in named if not explains(sc, x, policy.min_group_size)
                  and not (x in rack_alternative and sc.bad_racks)]
         assert not wrong, f"healthy node(s) {wrong} named bad at p=0"
     good = set(v.good_nodes)
     assert not good & named
+    intermittent = {x["name"] for x in v.intermittent}
+    assert not intermittent & (named | good)
+    if sc.flip == 0.0:  # only a node that did fail sometimes can be called intermittent
+        assert intermittent <= set(sc.intermittent) | set(sc.bad_nodes) | {
+            x for x in sc.nodes if not explains(sc, x, 3) or sc.bad_links or sc.bad_racks}
 
 
 @settings(max_examples=max(50, CASES // 4), deadline=None, derandomize=True)
