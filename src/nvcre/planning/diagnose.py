@@ -64,9 +64,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from nvcre.planning.diagnose_cases import CasePlanner
+from nvcre.planning.diagnose_cases import MAX_PAIRS_KEPT, CasePlanner
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
     CROSS_CHECKS,
+    LINK_CHECKS,
     STATE_VERSION,
     DiagnoseError,
     DiagnosePolicy,
@@ -156,6 +157,8 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
         why = res.reason or ""
         if res.kind == "hang" and "timeout" not in why.lower() and "timedout" not in why.lower():
             why = f"{why} (timeout)".strip()
+        if res.pairs is not None and tag == "pairwise":
+            state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, state.policy)
         state.tests.append((state.round, tuple(nodes), tag, outcome, res.measured, why))
     state.pending = state.pending[limit:]
     if state.pending and state.round >= state.policy.max_rounds:
@@ -169,6 +172,25 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
         planner.advance()
         planner.plan_stage()
     return state
+
+
+def _pair_record(pairs: Mapping, pos: Mapping[str, int], policy: DiagnosePolicy) -> dict:
+    """The slow pairs of a pairwise test (below the bar and outside the marginal band), by index.
+
+    Only those are kept (a pairwise test of 4096 nodes measures 8 million pairs); the median of
+    all pairs is the baseline the magnitudes are read against.
+    """
+    values = sorted(float(v) for v in pairs.values())
+    median = values[len(values) // 2] if values else None
+    bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
+    low = bar * (1.0 - policy.marginal_band)
+    slow = []
+    for (a, b), v in pairs.items():
+        if a in pos and b in pos and a != b and float(v) < low:
+            i, j = sorted((pos[a], pos[b]))
+            slow.append([i, j, round(float(v), 2)])
+    slow.sort()
+    return {"slow": slow[:MAX_PAIRS_KEPT], "median": median, "truncated": len(slow) > MAX_PAIRS_KEPT}
 
 
 def failure_kind(measured: float | None, reason: str) -> str:

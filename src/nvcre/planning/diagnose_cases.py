@@ -18,7 +18,10 @@ BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlann
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
-MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
+MAX_DEDUCTIONS = 64
+PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
+MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
+MAX_PAIRS_KEPT = 4096  # slow pairs kept per pairwise test in the state  # planning steps without a round in one call (each closes or narrows a case)
 
 
 
@@ -452,6 +455,11 @@ class CasePlanner:
             # measurement (it reads as a crash), so this failure is not one of the wide round's
             # flips; the partner tests that follow are the second, independent observation
             recheck = 0
+        if len(members) == 1:  # a single-node test failed (minGroupSize 1): only the node explains it
+            first = self.s.tests[origin[-1]][3] if origin else "F"
+            self.new_case("node", "confirm", member=members[0], fails=1 if first == "F" else 0, passes=0,
+                          origin=list(origin), partners=[])
+            return
         if len(members) <= 3:
             # a link, too, needs one failure more than two flips; among thousands of screen
             # pairs three flips on one pair happen as well: the node is confirmed once more
@@ -833,10 +841,12 @@ class CasePlanner:
             if outcome == "P":
                 return False
             case["origin"] = [tid]
-            if len(self._reps()) >= 2 and any(self.s.domain_names):
-                case["step"] = "reps"
-                return True
-            return self._to_blocks(case)
+            if case["step"] == "giant" and self.s.policy.link_check == "pairwise" and not case.get("no_pairs"):
+                # one Job measures every pair of the failed set: a slow node, rack or link shows
+                # in its pairs directly (see _done_pairwise)
+                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid])
+                return False
+            return self._after_cross(case)
         if case["step"] == "blocks":
             return self._done_blocks(case)
         failing = []
@@ -849,6 +859,75 @@ class CasePlanner:
                           need=3 if len(case["groups"]) > WIDE_ROUND else 2)
         if not failing:
             return self._to_blocks(case)
+        return False
+
+    def _after_cross(self, case: dict) -> bool:
+        """The narrowing after a failing cross check, without per-pair figures."""
+        if len(self._reps()) >= 2 and any(self.s.domain_names):
+            case["step"] = "reps"
+            return True
+        return self._to_blocks(case)
+
+    # -- pairwise: every pair of a failed set measured in one Job ------------------
+    def _plan_pairwise(self, case: dict) -> list:
+        return [("all", case["members"], "pairwise")]
+
+    def _done_pairwise(self, case: dict) -> bool:
+        """Read the per-pair figures: a node slow with (nearly) every partner is a bad node, a
+        rack whose every boundary-crossing pair is slow while pairs inside pass is a bad rack,
+        and a slow pair neither explains is a bad link. Each is the second observation after
+        the failing cross check, and a measured slow pair is not a flip (flips crash whole jobs).
+        Without figures (the job died or the runner gave none) the narrowing falls back to
+        representatives, blocks and the halving search."""
+        s = self.s
+        _o, tid = self.result(case, "all")
+        origin = case["origin"] + [tid]
+        data = s.pairs.get(str(tid))
+        members = case["members"]
+        if data is None:
+            fallback = self.new_case("cross", "giant", members=list(members), origin=case["origin"], no_pairs=True)
+            if not self._after_cross(fallback):
+                s.cases.remove(fallback)
+            return False
+        slow = [(a, b) for a, b, _m in data["slow"]]
+        m = len(members)
+        if not slow:
+            self.mark(members, "g")
+            s.notes.append(f"round {s.tests[tid][0]}: every pair of {m} nodes measured above the bar; the failing "
+                           "cross check was not reproduced (treated as a flaky result)")
+            return False
+        deg: dict[int, int] = {}
+        for a, b in slow:
+            deg[a] = deg.get(a, 0) + 1
+            deg[b] = deg.get(b, 0) + 1
+        bad = {x for x, k in deg.items() if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1)))}
+        for x in sorted(bad):
+            self.convict_node(x, origin)
+        left = [(a, b) for a, b in slow if a not in bad and b not in bad]
+        doms = sorted({s.dom[i] for i in members})
+        if len(doms) > 1 and any(s.domain_names) and left:
+            member_set = set(members)
+            for d in doms:
+                inside = [i for i in member_set if s.dom[i] == d and i not in bad]
+                outside = [i for i in member_set if s.dom[i] != d and i not in bad]
+                crossing = len(inside) * len(outside)
+                if not crossing:
+                    continue
+                hits = sum(1 for a, b in left if (s.dom[a] == d) != (s.dom[b] == d))
+                if hits >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+                    peer = next((e for e in doms if e != d), -1)
+                    self.convict_rack(d, peer, origin)
+            racks = {d for d, _p, _t in s.bad_racks}
+            left = [(a, b) for a, b in left if not (s.dom[a] != s.dom[b] and ({s.dom[a], s.dom[b]} & racks))]
+        if len(left) > MAX_PAIR_LINKS:
+            self.unresolved(sorted({i for p in left for i in p}),
+                            f"{len(left)} slow pairs that no single node, rack or link explains", origin)
+            return False
+        for a, b in left:
+            self.convict_link(a, b, origin)
+        self.mark([i for i in members if s.status[i] in ("u", "s")], "g")
+        if data.get("truncated"):
+            s.notes.append("more slow pairs than the state keeps; a clean re-run after repair checks the rest")
         return False
 
     def _to_blocks(self, case: dict) -> bool:

@@ -15,6 +15,7 @@ from nvcre.planning.codec import pack, ranges, seq, unpack, unranges, unseq
 
 STATE_VERSION = 1
 CROSS_CHECKS = ("full", "representatives", "none")
+LINK_CHECKS = ("pairwise", "search")
 
 
 class DiagnoseError(UserError):
@@ -34,6 +35,7 @@ class DiagnosePolicy:
     threshold: float | None = None   # bandwidth pass line, used to spot marginal results
     marginal_band: float = 0.03      # relative distance to threshold that counts as marginal
     max_rounds: int = 60             # safety net; open questions become "unresolved"
+    link_check: str = "pairwise"     # after a failing cross check: one per-pair Job, or the halving search
 
     def __post_init__(self) -> None:
         if self.min_group_size < 1:
@@ -44,6 +46,10 @@ class DiagnosePolicy:
             raise DiagnoseError(f"maxScreenSize must be >= 2, got {self.max_screen_size}")
         if self.cross_check not in CROSS_CHECKS:
             raise DiagnoseError(f"crossCheck must be one of {', '.join(CROSS_CHECKS)}, got {self.cross_check!r}")
+        if self.link_check not in LINK_CHECKS:
+            raise DiagnoseError(f"linkCheck must be one of {', '.join(LINK_CHECKS)}, got {self.link_check!r}")
+        if self.max_rounds < 1:
+            raise DiagnoseError(f"maxRounds must be >= 1, got {self.max_rounds}")
         if not 0 <= self.marginal_band < 1:
             raise DiagnoseError(f"marginalBand must be in [0, 1), got {self.marginal_band}")
 
@@ -53,7 +59,7 @@ class DiagnosePolicy:
             "topologyKey": self.topology_key, "maxScreenSize": self.max_screen_size,
             "crossCheck": self.cross_check, "crossCheckAfterFaults": self.cross_check_after_faults,
             "marginalBand": self.marginal_band,
-            "maxRounds": self.max_rounds,
+            "maxRounds": self.max_rounds, "linkCheck": self.link_check,
         }
         if self.threshold is not None:
             out["threshold"] = self.threshold
@@ -67,7 +73,7 @@ class DiagnosePolicy:
             max_screen_size=d.get("maxScreenSize", 2), cross_check=d.get("crossCheck", "full"),
             cross_check_after_faults=bool(d.get("crossCheckAfterFaults", False)),
             threshold=d.get("threshold"), marginal_band=d.get("marginalBand", 0.03),
-            max_rounds=d.get("maxRounds", 60),
+            max_rounds=d.get("maxRounds", 60), link_check=d.get("linkCheck", "pairwise"),
         )
 
 
@@ -94,6 +100,7 @@ class GroupResult:
     measured: float | None = None
     reason: str = ""
     kind: str = ""
+    pairs: Mapping[tuple[str, str], float] | None = None  # a pairwise test: bus bandwidth per node pair
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,7 @@ class DiagnoseState:
     notes: list[str] = field(default_factory=list)
     reopens: int = 0
     intermittent: list[list] = field(default_factory=list)  # [node, fails, tests, [test ids]]
+    pairs: dict = field(default_factory=dict)  # pairwise test id -> {"slow": [[a, b, GB/s]], "median", "truncated"}
 
     # ---- serialization -------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -176,6 +184,7 @@ class DiagnoseState:
             "notes": list(self.notes),
             "reopens": self.reopens,
             "intermittent": [list(x) for x in self.intermittent],
+            "pairs": pack(self.pairs),
         })
         return out
 
@@ -214,6 +223,7 @@ class DiagnoseState:
             notes=list(d["notes"]),
             reopens=d.get("reopens", 0),
             intermittent=[[x[0], x[1], x[2], list(x[3])] for x in d.get("intermittent", [])],
+            pairs=dict(_unpacked(d["pairs"])) if "pairs" in d else {},
         )
 
     def clone(self) -> DiagnoseState:
@@ -226,6 +236,7 @@ class DiagnoseState:
             bad_links=[list(x) for x in self.bad_links], bad_racks=[list(x) for x in self.bad_racks],
             unresolved=[list(x) for x in self.unresolved], notes=list(self.notes),
             reopens=self.reopens, intermittent=[list(x) for x in self.intermittent],
+            pairs=self.pairs,
         )
 
 

@@ -141,7 +141,28 @@ class Fleet:
         self.tests = 0
         self.node_rounds = 0
 
-    def run(self, group: Sequence[str]) -> GroupResult:
+    def run_pairwise(self, group: Sequence[str]) -> GroupResult:
+        """One Job that measures every pair of ``group`` in turn (send/receive between the
+        two nodes, as NIC mesh checks do): per-pair bandwidth follows the same faults; the
+        job as a whole can crash (a flip or an intermittent member), leaving no figures."""
+        self.tests += 1
+        self.node_rounds += len(group)
+        sc = self.sc
+        crash = any(sc.intermittent.get(n) is not None and self.rng.random() < sc.intermittent[n] for n in group)
+        if crash or (sc.flip and self.rng.random() < sc.flip):
+            return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
+        pairs = {}
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                pairs[(a, b)] = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
+        worst = min(pairs.values()) if pairs else NOMINAL_GBPS
+        passed = worst >= sc.threshold
+        return GroupResult(list(group), passed, worst, "" if passed else "ThresholdViolation",
+                           "" if passed else "slow", pairs=pairs)
+
+    def run(self, group: Sequence[str], tag: str = "") -> GroupResult:
+        if tag == "pairwise":
+            return self.run_pairwise(group)
         self.tests += 1
         self.node_rounds += len(group)
         sc = self.sc
@@ -222,7 +243,7 @@ def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None, roundtrip: b
             if seen.intersection(g):
                 disjoint = False
             seen.update(g)
-        results = [fleet.run(g) for g in step.groups]
+        results = [fleet.run(g, tag) for g, tag in zip(step.groups, step.tags)]
         if step.number > 1:
             after_first += sum(len(g) for g in step.groups)
         if first_fail is None and any(

@@ -44,7 +44,7 @@ def drive(sc: Scenario, policy: DiagnosePolicy | None = None, flips=None, roundt
         rounds.append(step)
         results = []
         for group, tag in zip(step.groups, step.tags):
-            r = fleet.run(group)
+            r = fleet.run(group, tag)
             if flips and flips(step.number, tag, group):
                 r = GroupResult(group, not r.passed, None if r.passed else 400.0, "flaky")
             results.append(r)
@@ -421,7 +421,8 @@ def test_a_bad_node_whose_screen_flipped_is_found_by_a_block_round_not_a_search(
     # cross check fails; the rack probes pass (20 is no representative) and one round of
     # rack blocks puts the fault in rack 1, where pairs and partners name it
     sc = scenario(n=64, rack=16, nodes=[20])
-    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0020" in g)
+    search = DiagnosePolicy(threshold=sc.threshold, link_check="search")
+    v, rounds, _ = drive(sc, search, flips=lambda r, tag, g: r == 1 and "gpu-node-0020" in g)
     assert {b["name"] for b in v.bad_nodes} == names(20)
     tags = [t for r in rounds for t in r.tags]
     assert "block" in tags and "search" not in tags
@@ -432,8 +433,8 @@ def test_a_bad_node_whose_screen_flipped_is_found_by_a_block_round_not_a_search(
     # named with a confirmation: the pair in its block disagreed with its passing screen
     assert len([e for e in v.bad_nodes[0]["evidence"] if not e["passed"]]) >= 3
     # the same through a status round trip after every round and with at most 3 groups per round
-    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, max_concurrent=3), roundtrip=True,
-                         flips=lambda r, tag, g: tag == "screen" and "gpu-node-0020" in g)
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, max_concurrent=3, link_check="search"),
+                         roundtrip=True, flips=lambda r, tag, g: tag == "screen" and "gpu-node-0020" in g)
     assert {b["name"] for b in v.bad_nodes} == names(20)
     assert max(len(r.groups) for r in rounds) <= 3
     assert "block" in [t for r in rounds for t in r.tags]
@@ -514,3 +515,31 @@ def test_an_intermittent_node_is_its_own_verdict_and_never_convicts_its_partners
     assert entry["reason"] == "Intermittent" and entry["fails"] >= 2 and entry["tests"] > entry["fails"]
     assert not v.bad_nodes and not v.passed
     assert "gpu-node-0013" not in v.good_nodes
+
+
+def test_the_pairwise_check_names_a_hidden_node_a_link_and_a_rack_one_round_after_the_cross_check():
+    # node 20's screen flips to a pass; link 3-40 crosses racks; the cross check fails and one
+    # pairwise Job over all 64 nodes names both directly
+    sc = scenario(n=64, rack=16, nodes=[20], links=[(3, 40)])
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True),
+                         flips=lambda r, tag, g: r == 1 and "gpu-node-0020" in g)
+    assert [r.tags for r in rounds[1:]] == [["cross"], ["pairwise"]]
+    assert {b["name"] for b in v.bad_nodes} == names(20)
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0003", "gpu-node-0040")]
+    assert sum(len(g) for r in rounds[1:] for g in r.groups) == 2 * 64
+    sc = scenario(n=64, rack=16, racks=[2])
+    v, rounds, _ = drive(sc)
+    assert [r.tags for r in rounds[1:]] == [["cross"], ["pairwise"]]
+    assert [x["rack"] for x in v.bad_racks] == ["rack-002"] and not v.bad_nodes and not v.bad_links
+
+
+def test_a_pairwise_check_without_figures_falls_back_to_the_search():
+    sc = scenario(n=16, rack=4, links=[(1, 9)])
+    fleet = Fleet(sc)
+    state = start(sc.nodes, sc.topology, DiagnosePolicy(threshold=sc.threshold))
+    tags = []
+    while isinstance(step := next_round(state), Round):
+        tags.append(step.tags)
+        state = record(state, [fleet.run(g) for g in step.groups])  # an all-reduce runner: no per-pair figures
+    assert ["pairwise"] in tags
+    assert [(x["a"], x["b"]) for x in step.bad_links] == [("gpu-node-0001", "gpu-node-0009")]

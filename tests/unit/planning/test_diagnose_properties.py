@@ -79,6 +79,7 @@ def policies(draw, threshold: float):
         cross_check_after_faults=draw(st.booleans()),
         max_rounds=draw(st.sampled_from([1, 2, 3, 4, 5, 7, 9, 13, 21, 60])),
         marginal_band=draw(st.sampled_from([0.0, 0.03, 0.1])),
+        link_check=draw(st.sampled_from(["pairwise", "pairwise", "search"])),
     )
 
 
