@@ -666,22 +666,16 @@ class CasePlanner:
             direct = self._exact_failures(case, marginal_weight=0.0) >= 1
             pair_tid = self._last_exact_failure(case)
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
-                    and self.consistent(fails[0][2], pair_tid)
-                    and self.slow(fails[0][2])):  # a crash is confirmed (it could be intermittent)
+                    and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
+                    and self.consistent(fails[0][2], pair_tid)):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
                 # needs two independent flips
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
-            if (step == "solo" and len(fails) == len(members) == 2 and direct and not case.get("strict")
-                    and all(self.slow(tid) and self.consistent(tid, pair_tid) and self.inside(tid)
-                            for _x, _o, tid in fails)):
-                # both ends slow with proven-good partners, each at least as slow as the pair
-                # read: two bad nodes (a flip never reads as a slow measurement)
-                for x, _o, _tid in fails:
-                    self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
-                return False
+            # both ends failing goes to one confirmation each with new partners: a bad partner
+            # or a link on the partner test must not convict the second node
             for x, o, tid in fails:
                 self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],

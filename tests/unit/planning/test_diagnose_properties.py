@@ -90,6 +90,8 @@ def explains(sc: Scenario, name: str, min_group: int) -> bool:
     only rack mate is bad while the uplink is degraded)."""
     if name in sc.bad_nodes or name in sc.intermittent:
         return True
+    if sum(1 for pair in sc.bad_links if name in pair) >= 2:
+        return True  # an end of two bad links fails with two different partners: it reads as a bad node
     if min_group <= 1:
         return sc.factor([name]) < 1.0
     group = [name]
