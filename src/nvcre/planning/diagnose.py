@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from nvcre.planning.diagnose_cases import MAX_PAIRS_KEPT, CasePlanner
+from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
     CROSS_CHECKS,
     LINK_CHECKS,
@@ -158,7 +158,7 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
         if res.kind == "hang" and "timeout" not in why.lower() and "timedout" not in why.lower():
             why = f"{why} (timeout)".strip()
         if res.pairs is not None and tag == "pairwise":
-            state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, state.policy)
+            state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, nodes, state)
         state.tests.append((state.round, tuple(nodes), tag, outcome, res.measured, why))
     state.pending = state.pending[limit:]
     if state.pending and state.round >= state.policy.max_rounds:
@@ -174,23 +174,24 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
     return state
 
 
-def _pair_record(pairs: Mapping, pos: Mapping[str, int], policy: DiagnosePolicy) -> dict:
-    """The slow pairs of a pairwise test (below the bar and outside the marginal band), by index.
-
-    Only those are kept (a pairwise test of 4096 nodes measures 8 million pairs); the median of
-    all pairs is the baseline the magnitudes are read against.
-    """
-    values = sorted(float(v) for v in pairs.values())
-    median = values[len(values) // 2] if values else None
+def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
+    """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
+    decoded into nodes, racks and links (``diagnose_cases.decode_pairs``), and the median."""
+    policy = state.policy
+    values = sorted(pairs.values())
+    median = float(values[len(values) // 2]) if values else None
     bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
     slow = []
     for (a, b), v in pairs.items():
-        if a in pos and b in pos and a != b and float(v) < low:
-            i, j = sorted((pos[a], pos[b]))
-            slow.append([i, j, round(float(v), 2)])
+        if v < low:
+            i, j = pos.get(a), pos.get(b)
+            if i is not None and j is not None and i != j:
+                slow.append((i, j, v) if i < j else (j, i, v))
     slow.sort()
-    return {"slow": slow[:MAX_PAIRS_KEPT], "median": median, "truncated": len(slow) > MAX_PAIRS_KEPT}
+    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names))
+    out["median"] = median
+    return out
 
 
 def failure_kind(measured: float | None, reason: str) -> str:

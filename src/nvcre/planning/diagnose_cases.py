@@ -18,10 +18,9 @@ BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlann
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
-MAX_DEDUCTIONS = 64
+MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
-MAX_PAIRS_KEPT = 4096  # slow pairs kept per pairwise test in the state  # planning steps without a round in one call (each closes or narrows a case)
 
 
 
@@ -883,45 +882,23 @@ class CasePlanner:
             if not self._after_cross(fallback):
                 s.cases.remove(fallback)
             return False
-        slow = [(a, b) for a, b, _m in data["slow"]]
-        m = len(members)
-        if not slow:
+        if not data["slow"]:
             self.mark(members, "g")
-            s.notes.append(f"round {s.tests[tid][0]}: every pair of {m} nodes measured above the bar; the failing "
-                           "cross check was not reproduced (treated as a flaky result)")
+            s.notes.append(f"round {s.tests[tid][0]}: every pair of {len(members)} nodes measured above the bar; "
+                           "the failing cross check was not reproduced (treated as a flaky result)")
             return False
-        deg: dict[int, int] = {}
-        for a, b in slow:
-            deg[a] = deg.get(a, 0) + 1
-            deg[b] = deg.get(b, 0) + 1
-        bad = {x for x, k in deg.items() if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1)))}
-        for x in sorted(bad):
+        for x in data["nodes"]:
             self.convict_node(x, origin)
-        left = [(a, b) for a, b in slow if a not in bad and b not in bad]
-        doms = sorted({s.dom[i] for i in members})
-        if len(doms) > 1 and any(s.domain_names) and left:
-            member_set = set(members)
-            for d in doms:
-                inside = [i for i in member_set if s.dom[i] == d and i not in bad]
-                outside = [i for i in member_set if s.dom[i] != d and i not in bad]
-                crossing = len(inside) * len(outside)
-                if not crossing:
-                    continue
-                hits = sum(1 for a, b in left if (s.dom[a] == d) != (s.dom[b] == d))
-                if hits >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
-                    peer = next((e for e in doms if e != d), -1)
-                    self.convict_rack(d, peer, origin)
-            racks = {d for d, _p, _t in s.bad_racks}
-            left = [(a, b) for a, b in left if not (s.dom[a] != s.dom[b] and ({s.dom[a], s.dom[b]} & racks))]
-        if len(left) > MAX_PAIR_LINKS:
-            self.unresolved(sorted({i for p in left for i in p}),
-                            f"{len(left)} slow pairs that no single node, rack or link explains", origin)
+        for d in data["racks"]:
+            peer = next((e for e in sorted({s.dom[i] for i in members}) if e != d), -1)
+            self.convict_rack(d, peer, origin)
+        if data["unexplained"] > MAX_PAIR_LINKS:
+            self.unresolved(sorted({i for a, b, _m in data["links"] for i in (a, b)}),
+                            f"{data['unexplained']} slow pairs that no single node, rack or link explains", origin)
             return False
-        for a, b in left:
+        for a, b, _m in data["links"]:
             self.convict_link(a, b, origin)
         self.mark([i for i in members if s.status[i] in ("u", "s")], "g")
-        if data.get("truncated"):
-            s.notes.append("more slow pairs than the state keeps; a clean re-run after repair checks the rest")
         return False
 
     def _to_blocks(self, case: dict) -> bool:
@@ -1142,3 +1119,44 @@ def _case_nodes(case: Mapping) -> list[int]:
     if case.get("kind") == "screen":
         return [i for g in case["groups"] for i in g]
     return nodes
+
+
+def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom: Sequence[int],
+                 labelled: bool) -> dict:
+    """What a pairwise test's slow pairs say (pure; run once when the result is recorded).
+
+    A node slow with at least PAIR_NODE_SHARE of its partners is a bad node; a rack whose
+    boundary-crossing pairs (among the rest) are that slow is a bad rack; a slow pair neither
+    explains is a link. Only these findings are kept in the state, not the pairs (8 million at
+    4096 nodes).
+    """
+    m = len(members)
+    deg: dict[int, int] = {}
+    for a, b, _v in slow:
+        deg[a] = deg.get(a, 0) + 1
+        deg[b] = deg.get(b, 0) + 1
+    bad = sorted(x for x, k in deg.items() if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1))))
+    bad_set = set(bad)
+    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set]
+    racks: list[int] = []
+    if labelled and left:
+        size: dict[int, int] = {}
+        for i in members:
+            if i not in bad_set:
+                size[dom[i]] = size.get(dom[i], 0) + 1
+        total = sum(size.values())
+        hits: dict[int, int] = {}
+        for a, b, _v in left:
+            if dom[a] != dom[b]:
+                hits[dom[a]] = hits.get(dom[a], 0) + 1
+                hits[dom[b]] = hits.get(dom[b], 0) + 1
+        for d, k in sorted(hits.items()):
+            crossing = size.get(d, 0) * (total - size.get(d, 0))
+            if crossing and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+                racks.append(d)
+                if len(size) == 2:
+                    break  # two racks: one boundary, named once
+        rack_set = set(racks)
+        left = [(a, b, v) for a, b, v in left if not (dom[a] != dom[b] and {dom[a], dom[b]} & rack_set)]
+    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
+            "unexplained": len(left), "slow": len(slow)}
