@@ -25,7 +25,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "diagnose"))
 from diagnose_baseline import run_baseline  # noqa: E402
 
 from nvcre.planning.diagnose import DiagnosePolicy, next_round, start  # noqa: E402
-from nvcre.planning.diagnose_sim import KINDS, Fleet, make_scenario, run_planner  # noqa: E402
+from nvcre.planning.diagnose_sim import (  # noqa: E402
+    KINDS,
+    Fleet,
+    RoundTripMismatch,
+    make_scenario,
+    run_planner,
+)
+
+POLICIES = (  # the policy-option classes cycle through these (seed % len)
+    lambda t: DiagnosePolicy(threshold=t, max_concurrent=3),
+    lambda t: DiagnosePolicy(threshold=t, min_group_size=1),
+    lambda t: DiagnosePolicy(threshold=t, max_screen_size=32),
+    lambda t: DiagnosePolicy(threshold=t, link_check="search"),
+    lambda t: DiagnosePolicy(threshold=t, cross_check="representatives", cross_check_after_faults=True),
+    lambda t: DiagnosePolicy(threshold=t, max_rounds=4),
+    lambda t: DiagnosePolicy(threshold=t, cross_check="none", max_concurrent=1),
+)
 
 SIZES = (16, 64, 232, 512, 4096)
 NOISE = (0.0, 0.01, 0.05)
@@ -36,11 +52,21 @@ QUICK = {16: 30, 64: 30, 232: 20, 512: 10, 4096: 3}
 def one(args):
     """Run one scenario with both algorithms; return plain numbers."""
     n, kind, flip, seed, cross = args
-    sc = make_scenario(n, kind, seed, flip, rack_size=0 if cross == "nolabels" else None)
+    sc = make_scenario(n, kind, seed, flip, rack_size=0 if cross == "nolabels" else -1 if cross == "uneven" else None)
     truth = set(sc.bad_nodes)
-    policy = (DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True) if cross == "after"
-              else DiagnosePolicy(threshold=sc.threshold, cross_check="full" if cross == "nolabels" else cross))
-    st = run_planner(sc, policy)
+    if cross == "after":
+        policy = DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True)
+    elif cross == "policy":
+        policy = POLICIES[seed % len(POLICIES)](sc.threshold)
+    else:
+        policy = DiagnosePolicy(threshold=sc.threshold,
+                                cross_check="full" if cross in ("nolabels", "uneven") else cross)
+    try:  # every run goes through the state's JSON form before every round, beside the direct state
+        st = run_planner(sc, policy, roundtrip=True)
+    except RoundTripMismatch:
+        return (n, kind, flip, cross), len(truth), {"error": "roundtrip"}, None
+    except Exception as exc:  # noqa: BLE001 - a crash is a benchmark result (target: none)
+        return (n, kind, flip, cross), len(truth), {"error": f"{type(exc).__name__}: {exc}"[:200]}, None
     v = st.verdict
     named = {b["name"] for b in v.bad_nodes}
     link = sorted(next(iter(sc.bad_links))) if sc.bad_links else None
@@ -51,7 +77,14 @@ def one(args):
         "link": None if link is None else any({x["a"], x["b"]} == set(link) for x in v.bad_links),
         "rack": None if not sc.bad_racks else any(x["rack"] in sc.bad_racks for x in v.bad_racks),
         "wrong_links": sum(1 for x in v.bad_links if link is None or {x["a"], x["b"]} != set(link)),
-        "disjoint": st.disjoint,
+        "disjoint": st.disjoint and (not policy.max_concurrent or st.max_groups_per_round <= policy.max_concurrent),
+        "budget": st.rounds <= policy.max_rounds,
+        "intermittent": None if not sc.intermittent else (
+            "named" if {x["name"] for x in v.intermittent} & set(sc.intermittent) else
+            "bad" if named & set(sc.intermittent) else
+            "unresolved" if {y for u in v.unresolved for y in u["nodes"]} & set(sc.intermittent) else "missed"),
+        "partner_fp": len(named - truth - set(sc.intermittent)),
+        "error": None,
     }
     if kind in ("node", "nodes") and cross == "full":
         ours["screen"] = screen_stats(sc, policy)
@@ -257,6 +290,17 @@ def main() -> int:
     # one bad node plus one link anywhere, default policy and with the cross check after faults
     jobs += [(n, "node+link", flip, seed, cross) for n in (64, 232) for flip in (0.0, 0.01)
              for cross in ("full", "after") for seed in range(seeds[n])]
+    # issue 15: uneven racks, policy options, two bad nodes in one pair, intermittent, node + link
+    for n in (16, 64, 232, 512, 4096):
+        for kind in ("node", "nodes", "rack", "link-cross", "link-intra", "pair2"):
+            for flip in NOISE:
+                jobs += [(n, kind, flip, seed, "uneven") for seed in range(max(2, seeds[n] // 2))]
+    jobs += [(n, kind, flip, seed, "full") for n in (16, 64, 232, 512) for kind in ("pair2", "intermittent")
+             for flip in NOISE for seed in range(max(2, seeds[n] // 2))]
+    jobs += [(n, "node+link", 0.05, seed, "full") for n in (64, 232) for seed in range(seeds[n] // 2)]
+    jobs += [(n, kind, flip, seed, "policy") for n in (16, 64, 232) for kind in ("node", "nodes", "link-cross", "rack",
+                                                                              "pair2", "intermittent")
+             for flip in (0.0, 0.01) for seed in range(max(7, seeds[n] // 2))]
     # no topology labels: screens of ceil(sqrt(n)) nodes (the reference's chunks too)
     jobs += [(n, kind, flip, seed, "nolabels") for n in (64, 232, 512) for kind in ("node", "nodes", "link-cross")
              for flip in (0.0, 0.01) for seed in range(seeds[n])]
@@ -264,6 +308,8 @@ def main() -> int:
     with Pool(min(2, os.cpu_count() or 1)) as pool:
         rows = pool.map(one, jobs, chunksize=8)
     wall = time.perf_counter() - t0
+    errors = [(key, ours["error"]) for key, _d, ours, _b in rows if ours.get("error")]
+    rows = [r for r in rows if not r[2].get("error")]
     cls: dict = defaultdict(lambda: {"d": [], "ours": [], "base": []})
     for key, d, ours, base in rows:
         cls[key]["d"].append(d)
@@ -283,7 +329,7 @@ def main() -> int:
 
     suite = {"full": defaultdict(lambda: [0, 0, 0]), "base": defaultdict(lambda: [0, 0, 0])}
     gpu_rows = []
-    order = KINDS + ("node+link",)
+    order = KINDS + ("node+link", "pair2", "intermittent")
     for key in sorted(cls, key=lambda k: (k[3] == "nolabels", k[1] == "node+link", k[3] != "full", k[0],
                                           order.index(k[1]), k[2], k[3])):
         n, kind, flip, cross = key
@@ -306,7 +352,7 @@ def main() -> int:
         tot_ratio = mean([x["nr"] for x in o]) / mean([x["nr"] for x in b])
         if kind in KINDS:
             gpu_rows.append((key, nr_ratio, tot_ratio))
-        mark = {"full": "", "representatives": "*", "after": "+", "nolabels": "~"}[cross]
+        mark = {"full": "", "representatives": "*", "after": "+", "nolabels": "~", "uneven": "u", "policy": "o"}[cross]
         label = kind if not mark else kind[:6] + mark
         print(f"{n:>5} {label:<10} {flip:>4.2f} {bound(n, kind, mean(c['d'])):>3} | "
               f"{mean([x['tests'] for x in o]):>11.1f} {mean([x['rounds'] for x in o]):>4.1f} "
@@ -317,7 +363,9 @@ def main() -> int:
               f"{fmt_p(bp, bfp)} {brc:>5.3f} {fmt_share([x['link'] for x in b]):>4} {fmt_share([x['rack'] for x in b]):>4} | "
               f"{nr_ratio:>6.2f} {tot_ratio:>5.2f}")
     print("(fpN = N healthy nodes named bad in a class without bad nodes; "
-          "* = crossCheck: representatives, the economy mode; + = crossCheckAfterFaults: true; ~ = no topology labels; LB = ceil(log2 C(n,d)), for links "
+          "* = crossCheck: representatives, the economy mode; + = crossCheckAfterFaults: true; ~ = no topology labels; "
+          "u = uneven racks; o = policy options (maxConcurrent 3, minGroupSize 1, maxScreenSize 32, linkCheck search, "
+          "representatives + after faults, maxRounds 4, crossCheck none + maxConcurrent 1, by seed); LB = ceil(log2 C(n,d)), for links "
           "ceil(log2 C(n,2)), racks ceil(log2 racks); NR>1 x / NR x = ours / reference node-rounds)")
 
     # ---- planner time and state size at n = 4096: sequential, CPU time of this process (the
@@ -344,7 +392,7 @@ def main() -> int:
                 dt = time.process_time() - t
                 if not isinstance(step, Round):
                     break
-                res = [fleet.run(g) for g in step.groups]
+                res = [fleet.run(g, tag) for g, tag in zip(step.groups, step.tags)]
                 gc.collect()
                 t = time.process_time()
                 st = record(st, res)
@@ -455,10 +503,88 @@ def main() -> int:
     results.append(economy_line(cls))
     disjoint = all(x["disjoint"] for c in cls.values() for x in c["ours"])
     results.append((disjoint, "every round node-disjoint"))
+    results.extend(issue15_targets(cls, errors, big_max))
     print()
     for ok, text in results:
         print(f"{'INFO' if ok is None else 'PASS' if ok else 'FAIL'}  {text}")
     return 0
+
+
+def issue15_targets(cls, errors, plan_ms) -> list:
+    """The targets of issue 15 over every class, the new ones included."""
+    out = []
+    runs = sum(len(c["ours"]) for c in cls.values()) + len(errors)
+    rt = [k for k, e in errors if e == "roundtrip"]
+    crash = [(k, e) for k, e in errors if e != "roundtrip"]
+    budget = sum(1 for c in cls.values() for x in c["ours"] if not x["budget"])
+    out.append((not errors and not budget,
+                f"issue 15: {runs} runs, every one also round-tripped through JSON before every round: "
+                f"{len(crash)} crashes, {len(rt)} round-trip differences, {budget} over maxRounds"
+                + (f" (first: {crash[0][0]} {crash[0][1]})" if crash else "")))
+    fault = ("node", "nodes", "pair2", "rack", "link-cross", "link-intra", "node+link")
+
+    def pr_over(pred):
+        tp = fp = fn = 0
+        for k, c in cls.items():
+            if k[1] in fault and pred(k):
+                for x in c["ours"]:
+                    tp, fp, fn = tp + x["tp"], fp + x["fp"], fn + x["fn"]
+                    for key in ("link", "rack"):
+                        if x[key] is not None:
+                            tp, fn = tp + int(x[key]), fn + int(not x[key])
+                    fp += x["wrong_links"]
+        return pr(tp, fp, fn)
+
+    p1, r1 = pr_over(lambda k: k[2] <= 0.01)
+    out.append((p1 >= 0.99 and r1 >= 0.99, f"issue 15: precision/recall over node, link and rack faults, every "
+                f"topology and policy class, p <= 1% (nodes, links and racks counted alike): {p1:.4f}/{r1:.4f} (>= 0.99)"))
+    pp, rr = pr_over(lambda k: k[2] == 0.05)
+    out.append((pp >= 0.98, f"issue 15: precision at p = 5% over the same classes: {pp:.4f} (>= 0.98; recall {rr:.4f})"))
+    p2, r2 = pr_over(lambda k: k[1] == "pair2" and k[2] <= 0.01)
+    out.append((p2 >= 0.99 and r2 >= 0.99, f"issue 15: two bad nodes in one screen pair, p <= 1%: {p2:.4f}/{r2:.4f}"))
+
+    def worst_after(kinds, crosses=("full", "uneven")):
+        vals = [(x["after_fail"], k) for k, c in cls.items() if k[1] in kinds and k[2] == 0.0 and k[3] in crosses
+                for x in c["ours"] if x["after_fail"] is not None]
+        return max(vals, default=(0, None))
+
+    a1, _k1 = worst_after(("node",))
+    a2, k2 = worst_after(("node", "nodes", "pair2", "rack"))
+    a3, k3 = worst_after(("link-cross", "link-intra"))
+    out.append((a1 <= 2, f"issue 15: rounds after the first failing screen, single slow node (p=0, even and uneven "
+                         f"racks, n <= 4096): max {a1} (<= 2)"))
+    out.append((a2 <= 3, f"issue 15: rounds after the first failing screen, any node or rack fault (p=0, uneven "
+                         f"racks included): max {a2} (<= 3){f' worst {k2}' if a2 > 3 else ''}"))
+    out.append((a3 <= 3, f"issue 15: rounds after the first failing test, single link (p=0): max {a3} (<= 3)"
+                         f"{f' worst {k3}' if a3 > 3 else ''}"))
+    ratios = []
+    for k, c in cls.items():
+        if k[1] in ("node", "nodes", "pair2") and k[3] in ("full", "uneven") and c["base"][0] is not None:
+            ours = mean([x["nr_after"] for x in c["ours"]])
+            ref = mean([x["nr_after"] for x in c["base"]])
+            ratios.append((ours / max(ref, 1e-9), k))
+    bad = sorted([r for r in ratios if r[0] > 0.6], reverse=True)
+    out.append((not bad, f"issue 15: GPU time after the screen <= 0.6x the reference in every node class incl. p = 5%: "
+                         f"{len(ratios) - len(bad)}/{len(ratios)} classes"
+                         + (f" (misses: {', '.join(f'{k[0]} {k[1]} p={k[2]} {k[3]} {r:.2f}' for r, k in bad[:8])})"
+                            if bad else "")))
+    link_over = []
+    for k, c in cls.items():
+        if k[1] in ("link-cross", "link-intra") and k[3] in ("full", "uneven"):
+            worst = max(x["nr_after"] for x in c["ours"])
+            link_over.append((worst / k[0], k))
+    lw = max(link_over, default=(0, None))
+    out.append((lw[0] <= 2.0, f"issue 15: a link costs at most 2n node-rounds after the screen: worst {lw[0]:.2f}n "
+                              f"({lw[1][0]} {lw[1][1]} p={lw[1][2]} {lw[1][3]})" if lw[1] else "issue 15: no link runs"))
+    inter = [x["intermittent"] for k, c in cls.items() if k[1] == "intermittent" for x in c["ours"]]
+    counts = {v: inter.count(v) for v in ("named", "bad", "unresolved", "missed")}
+    pfp = sum(x["partner_fp"] for k, c in cls.items() if k[1] == "intermittent" for x in c["ours"])
+    out.append((pfp == 0 and counts["bad"] == 0 and counts["missed"] == 0,
+                f"issue 15: intermittent node (fails ~half its runs), {len(inter)} runs: reported Intermittent "
+                f"{counts['named']}, named bad {counts['bad']}, unresolved {counts['unresolved']}, missed (healthy) "
+                f"{counts['missed']}; partners named bad {pfp}"))
+    out.append((plan_ms < 50, f"issue 15: planning one round at 4096 nodes < 50 ms: max {plan_ms:.1f} ms"))
+    return out
 
 
 if __name__ == "__main__":

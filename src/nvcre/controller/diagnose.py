@@ -11,8 +11,6 @@ exactly where it stopped.
 
 from __future__ import annotations
 
-import copy
-
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import workflow_core as core
@@ -48,6 +46,7 @@ def policy_for(wf: dict) -> DiagnosePolicy:
         topology_key=diag.get("topologyKey") or DEFAULT_TOPOLOGY_KEY,
         threshold=threshold_minimum(thresholds.get("busBandwidthGBps")),
         cross_check_after_faults=True,  # a found node must not hide a link or rack fault elsewhere
+        link_check="search",  # the Job template runs one collective; no per-pair send/recv Job yet
     )
 
 
@@ -101,8 +100,13 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
             job = jobs.get((g.get("jobRef") or {}).get("name") or _job_name(wf, g, 1))
             outcome = core.group_outcome(job)
             measured = (((job or {}).get("status") or {}).get("measurements") or {}).get("busBandwidthGBps")
-            results.append(GroupResult(g["nodes"], outcome.phase == core.SUCCEEDED,
-                                       float(measured) if measured is not None else None, outcome.reason))
+            passed = outcome.phase == core.SUCCEEDED
+            # the magnitude (bus bandwidth) and the failure kind are the planner's evidence
+            kind = "" if passed else "slow" if measured is not None else (
+                "hang" if "timeout" in (outcome.reason or "").lower() or "deadline" in (outcome.reason or "").lower()
+                else "crash")
+            results.append(GroupResult(g["nodes"], passed, float(measured) if measured is not None else None,
+                                       outcome.reason, kind))
         state = record(state, results)
     step = next_round(state)
     state_dict = state.to_dict()
@@ -140,6 +144,9 @@ def _verdict(st: dict, verdict, generation, now_text: str) -> None:
         {"name": b["name"], "reason": b.get("reason") or NodeReason.WORKLOAD_FAILED, "message": (b.get("message") or "")[:1024]}
         for b in verdict.bad_nodes
     ]
+    # an intermittent node is not healthy: named with the API's WorkloadFailed, its message says Intermittent
+    nodes += [{"name": x["name"], "reason": NodeReason.WORKLOAD_FAILED, "message": x["message"][:1024]}
+              for x in verdict.intermittent]
     if nodes:
         st["failedNodes"], _ = c.merge_failed_nodes(st.get("failedNodes"), nodes)
     st["failedNodeCount"] = len({n["name"] for n in st.get("failedNodes") or []})
@@ -147,7 +154,8 @@ def _verdict(st: dict, verdict, generation, now_text: str) -> None:
     diag["findings"] = {
         "links": [{"a": x["a"], "b": x["b"], "message": x["message"][:1024]} for x in verdict.bad_links][:256],
         "racks": [{k: v for k, v in x.items() if k != "evidence"} for x in verdict.bad_racks][:64],
-        "unresolved": copy.deepcopy(verdict.unresolved)[:64],
+        "unresolved": [{k: v for k, v in x.items() if k != "evidence"} for x in verdict.unresolved][:64],
+        "intermittent": [{k: v for k, v in x.items() if k != "evidence"} for x in verdict.intermittent][:64],
         "rounds": verdict.rounds,
         "tests": verdict.tests,
         "nodeRounds": verdict.node_rounds,
@@ -163,6 +171,9 @@ def _verdict(st: dict, verdict, generation, now_text: str) -> None:
         parts.append(f"{len(verdict.bad_racks)} rack or switch faults ({', '.join(x['rack'] for x in verdict.bad_racks[:4])})")
     if verdict.unresolved:
         parts.append(f"{len(verdict.unresolved)} unresolved")
+    if verdict.intermittent:
+        parts.append(f"{len(verdict.intermittent)} intermittent nodes "
+                     f"({', '.join(x['name'] + ' ' + str(x['fails']) + '/' + str(x['tests']) for x in verdict.intermittent[:4])})")
     effort = f"{verdict.rounds} rounds, {verdict.tests} tests"
     if parts:
         c.set_status_phase(st, c.FAILED, WorkflowReason.ITERATIONS_FAILED,

@@ -41,6 +41,22 @@ def unranges(text: str) -> list[int]:
     return out
 
 
+def seq(indices: list[int]) -> str | list[int]:
+    """An ordered node list, losslessly: ranges when ascending without repeats, else the list.
+
+    Planning reads member order (splits, pairs), so a round trip must keep it.
+    """
+    items = list(indices)
+    if all(a < b for a, b in zip(items, items[1:])):
+        return ranges(items)
+    return items
+
+
+def unseq(value: str | list[int]) -> list[int]:
+    """Inverse of :func:`seq`."""
+    return unranges(value) if isinstance(value, str) else [int(i) for i in value]
+
+
 def pack(value) -> str:
     """Any JSON value -> compressed base64 text."""
     raw = json.dumps(value, separators=(",", ":")).encode()

@@ -64,9 +64,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from nvcre.planning.diagnose_cases import CasePlanner
+from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
     CROSS_CHECKS,
+    LINK_CHECKS,
     STATE_VERSION,
     DiagnoseError,
     DiagnosePolicy,
@@ -76,7 +77,8 @@ from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data type
     Verdict,
 )
 
-UNLABELLED = "(no topology label)"  # how nodes without the topology label are named as a rack
+UNLABELLED = "(no topology label)"
+PARTNER_TAGS = ("solo", "confirm", "cross-probe")  # a suspect beside a proven-good partner  # how nodes without the topology label are named as a rack
 
 
 # ---- public API ----------------------------------------------------------------------
@@ -152,8 +154,19 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
                 f"round {state.round}: no result for group {[state.names[i] for i in nodes][:6]} ({tag})")
         outcome = _outcome(res, state.policy)
         state.stage[f"{case_id}:{slot}"] = len(state.tests)
-        state.tests.append((state.round, tuple(nodes), tag, outcome, res.measured, res.reason or ""))
+        why = res.reason or ""
+        if res.kind == "hang" and "timeout" not in why.lower() and "timedout" not in why.lower():
+            why = f"{why} (timeout)".strip()
+        if res.pairs is not None and tag == "pairwise":
+            state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, nodes, state)
+        state.tests.append((state.round, tuple(nodes), tag, outcome, res.measured, why))
     state.pending = state.pending[limit:]
+    if state.pending and state.round >= state.policy.max_rounds:
+        # a stage wider than maxConcurrent would run past the budget: stop here
+        planner = CasePlanner(state)
+        planner.give_up(f"round limit {state.policy.max_rounds} reached")
+        state.pending = []
+        return state
     if not state.pending:
         planner = CasePlanner(state)
         planner.advance()
@@ -161,11 +174,80 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
     return state
 
 
+def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
+    """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
+    decoded into nodes, racks and links (``diagnose_cases.decode_pairs``), and the median."""
+    policy = state.policy
+    values = sorted(pairs.values())
+    median = float(values[len(values) // 2]) if values else None
+    bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
+    low = bar * (1.0 - policy.marginal_band)
+    slow = []
+    for (a, b), v in pairs.items():
+        if v < low:
+            i, j = pos.get(a), pos.get(b)
+            if i is not None and j is not None and i != j:
+                slow.append((i, j, v) if i < j else (j, i, v))
+    slow.sort()
+    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names))
+    out["median"] = median
+    return out
+
+
+def failure_kind(measured: float | None, reason: str) -> str:
+    """slow (ran below the bar), hang (timed out) or crash (died), from what a test left."""
+    if measured is not None:
+        return "slow"
+    return "hang" if "timeout" in (reason or "").lower() or "timedout" in (reason or "").lower() else "crash"
+
+
 def _outcome(res: GroupResult, policy: DiagnosePolicy) -> str:
     if policy.threshold and res.measured is not None and policy.marginal_band > 0:
         if abs(res.measured / policy.threshold - 1.0) < policy.marginal_band:
             return "M"
     return "P" if res.passed else "F"
+
+
+def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:
+    """Convicted nodes whose every failing test left their rack, while no test that left the
+    rack passed: that rack's uplink explains them as well. Two or more such nodes of one rack
+    are folded into the rack (one fault instead of several); a single one keeps its conviction
+    with the uplink named as the alternative. Returns (folded nodes, nodes with alternative)."""
+    if len(s.domain_names) < 2 or not any(s.domain_names):
+        return set(), set()
+    crossing_pass: set[int] = set()
+    for _r, nodes, _tag, o, _m, _w in s.tests:
+        doms = {s.dom[i] for i in nodes}
+        if o == "P" and len(doms) > 1:
+            crossing_pass.update(doms)
+    by_dom: dict[int, list[int]] = {}
+    partner_only: set[int] = set()
+    for x, tids in s.bad_nodes:
+        d = s.dom[x]
+        if d in crossing_pass or (any(d for d in s.domain_names) and not s.domain_names[d]):
+            continue
+        fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] != "P"]
+        partner = [t for t in fails if t[2] in PARTNER_TAGS]
+        if fails and all(len({s.dom[i] for i in t[1]}) > 1 for t in fails):
+            by_dom.setdefault(d, []).append(x)
+        elif partner and all(len({s.dom[i] for i in t[1]}) > 1 for t in partner):
+            partner_only.add(x)  # its partner tests all left the rack: they cannot tell node from uplink
+    folded = {x for xs in by_dom.values() if len(xs) >= 2 for x in xs}
+    alternatives = {x for xs in by_dom.values() if len(xs) == 1 for x in xs} | partner_only
+    if s.policy.min_group_size > 1:  # a node alone in its rack: every multi-node test leaves it
+        for x, _t in s.bad_nodes:
+            if x not in folded and sum(1 for d in s.dom if d == s.dom[x]) == 1:
+                alternatives.add(x)
+    return folded, alternatives
+
+
+def folded_racks(s: DiagnoseState, folded: set[int]) -> list[tuple[int, list[int]]]:
+    """The racks that explain folded node convictions, with the tests behind them."""
+    out: dict[int, set[int]] = {}
+    for x, tids in s.bad_nodes:
+        if x in folded and not any(d == s.dom[x] for d, _p, _t in s.bad_racks):
+            out.setdefault(s.dom[x], set()).update(tids)
+    return [(d, sorted(t)) for d, t in sorted(out.items())]
 
 
 def _capped(notes: list[str], limit: int = 20) -> list[str]:
@@ -190,6 +272,8 @@ def verdict(state: DiagnoseState) -> Verdict:
             r, nodes, tag, o, m, why = s.tests[tid]
             item = {"round": r, "kind": tag, "passed": o == "P", "size": len(nodes),
                     "nodes": [nm[i] for i in nodes[:8]]}
+            if o != "P":
+                item["failure"] = failure_kind(m, why)
             if o == "M":
                 item["marginal"] = True
             if m is not None:
@@ -209,19 +293,28 @@ def verdict(state: DiagnoseState) -> Verdict:
             parts.append(f"round {e['round']} {e['kind']} [{with_}] {mark}{val}")
         return f"failed {len(failed)} of {len(items)} tests: " + "; ".join(parts)
 
+    folded, alternatives = _rack_explanations(s)
     bad_nodes = []
     for x, tids in s.bad_nodes:
+        if x in folded:
+            continue
         items = ev(t for t in tids if x in s.tests[t][1])
         measured = any(e.get("measured") is not None and not e["passed"] for e in items)
-        bad_nodes.append({"name": nm[x], "reason": "ThresholdViolation" if measured else "WorkloadFailed",
-                          "message": summary(items), "evidence": items})
+        entry = {"name": nm[x], "reason": "ThresholdViolation" if measured else "WorkloadFailed",
+                 "message": summary(items), "evidence": items}
+        if x in alternatives:
+            rack = s.domain_names[s.dom[x]] or UNLABELLED
+            entry["alternative"] = f"uplink of {rack}"
+            entry["message"] += (f" (its partner tests all left {rack}, so a degraded uplink of that rack"
+                                 " would read the same)")
+        bad_nodes.append(entry)
     bad_links = []
     for a, b, tids in s.bad_links:
         items = ev(tids)
         bad_links.append({"a": nm[a], "b": nm[b], "message": "fails only when both ends run together: "
                           + summary(items), "evidence": items})
     bad_racks = []
-    for d, peer, tids in s.bad_racks:
+    for d, peer, tids in s.bad_racks + [[d, -1, t] for d, t in folded_racks(s, folded)]:
         items = ev(tids)
         entry = {"rack": s.domain_names[d] or UNLABELLED,
                  "message": "fails only across its boundary: " + summary(items), "evidence": items}
@@ -230,10 +323,23 @@ def verdict(state: DiagnoseState) -> Verdict:
             entry["message"] = (f"the boundary between {entry['rack']} and {entry['peer']} fails (with two racks "
                                 "the side cannot be told): " + summary(items))
         bad_racks.append(entry)
-    unresolved = [{"nodes": [nm[i] for i in nodes], "message": note} for nodes, note in s.unresolved]
+    unresolved = []
+    for u in s.unresolved:
+        items = ev(u[2] if len(u) > 2 else [])
+        entry = {"nodes": [nm[i] for i in u[0]], "message": u[1]}
+        if items:
+            entry["message"] = f"{u[1]}: {summary(items)}"
+            entry["evidence"] = items
+        unresolved.append(entry)
+    intermittent = []
+    for x, fails, tests, tids in s.intermittent:
+        items = ev(t for t in tids if x in s.tests[t][1])
+        intermittent.append({"name": nm[x], "reason": "Intermittent", "fails": fails, "tests": tests,
+                             "message": f"Intermittent: failed {fails} of {tests} tests with proven-good partners "
+                                        f"and passed the others; " + summary(items), "evidence": items})
     good = [nm[i] for i, st in enumerate(s.status) if st == "g"]
     return Verdict(
         bad_nodes=bad_nodes, bad_links=bad_links, bad_racks=bad_racks, good_nodes=good,
         unresolved=unresolved, notes=_capped(s.notes), rounds=s.round, tests=len(s.tests),
-        node_rounds=sum(len(t[1]) for t in s.tests),
+        node_rounds=sum(len(t[1]) for t in s.tests), intermittent=intermittent,
     )

@@ -17,6 +17,10 @@ WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure b
 BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlanner._to_blocks)
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
+MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
+MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
+PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
+MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 
 
 
@@ -30,6 +34,7 @@ class CasePlanner:
         self.claimed: set[int] = set()
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
+        self._baseline: float | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -48,15 +53,67 @@ class CasePlanner:
             return None
         return self.s.tests[tid][3], tid
 
+    # -- magnitude evidence (see docs/design/050, "Error model")
+    def baseline(self) -> float | None:
+        """The fleet's healthy bus bandwidth: the median of passing measurements so far."""
+        if self._baseline is None:
+            values = sorted(t[4] for t in self.s.tests if t[3] == "P" and t[4] is not None)
+            if values:
+                self._baseline = values[len(values) // 2]
+            elif self.s.policy.threshold:
+                self._baseline = self.s.policy.threshold
+        return self._baseline
+
+    def ratio(self, tid: int | None) -> float | None:
+        """A test's measured bandwidth over the baseline (None: not measured)."""
+        if tid is None:
+            return None
+        m = self.s.tests[tid][4]
+        base = self.baseline()
+        return m / base if m is not None and base else None
+
+    def slow(self, tid: int | None) -> bool:
+        """A measured failure clearly below the bar (not marginal, not a crash)."""
+        return tid is not None and self.s.tests[tid][3] == "F" and self.s.tests[tid][4] is not None
+
+    def consistent(self, solo_tid: int | None, group_tid: int | None) -> bool:
+        """Whether a member's own slow reading can explain a group's: the group runs at its
+        slowest member, so the member must not read clearly slower than the group did (then
+        its partner was the slow one). Unmeasured results are consistent with anything."""
+        r_solo, r_group = self.ratio(solo_tid), self.ratio(group_tid)
+        if r_solo is None or r_group is None:
+            return True
+        return r_solo >= r_group - MAGNITUDE_TOLERANCE
+
+    def inside(self, tid: int) -> bool:
+        """Whether a test stayed inside one rack (a rack uplink cannot explain it)."""
+        return len({self.s.dom[i] for i in self.s.tests[tid][1]}) == 1
+
+    def explains(self, x: int, tid: int) -> bool:
+        """Whether node ``x`` can be the bottleneck of failing test ``tid``: a group runs at its
+        slowest member, so x is at least as fast as any measured failing group that held it
+        read; a test clearly slower than that was slowed by someone else."""
+        r = self.ratio(tid)
+        if r is None:
+            return True
+        floor = max((self.ratio(t) or 0.0 for t, test in enumerate(self.s.tests)
+                     if test[3] in ("F", "M") and test[4] is not None and x in test[1]), default=0.0)
+        return floor <= r + MAGNITUDE_TOLERANCE
+
     def mark(self, nodes: Iterable[int], status: str) -> None:
         for i in nodes:
-            if self.s.status[i] not in ("b", "x"):
+            if self.s.status[i] not in ("b", "x", "i"):
                 self.s.status[i] = status
 
     def convict_node(self, x: int, tids: list[int]) -> None:
         if self.s.status[x] != "b":
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
+
+    def mark_intermittent(self, x: int, fails: int, tests: int, tids: list[int]) -> None:
+        if self.s.status[x] != "b":
+            self.s.status[x] = "i"
+            self.s.intermittent.append([x, fails, tests, sorted(set(tids))])
 
     def convict_link(self, a: int, b: int, tids: list[int], family: int | None = None) -> None:
         a, b = min(a, b), max(a, b)
@@ -73,12 +130,15 @@ class CasePlanner:
                 return
         self.s.bad_racks.append([d, peer, sorted(set(tids))])
 
-    def unresolved(self, nodes: Iterable[int], note: str) -> None:
+    def unresolved(self, nodes: Iterable[int], note: str, tids: Iterable[int] = ()) -> None:
+        """Suspects the diagnosis could not settle, with the tests that implicate them."""
         nodes = sorted(set(nodes))
+        if not nodes:
+            return
         for i in nodes:
             if self.s.status[i] != "b":
                 self.s.status[i] = "x"
-        self.s.unresolved.append([nodes, note])
+        self.s.unresolved.append([nodes, note, sorted(set(tids))])
 
     # -- screen
     def screen_groups(self) -> list[list[int]]:
@@ -135,11 +195,31 @@ class CasePlanner:
         self.s.cases.sort(key=lambda c: c["id"])
 
     def plan_stage(self) -> None:
+        """Plan the next stage; deduction-only stages advance without a round (bounded loop)."""
+        for _ in range(MAX_DEDUCTIONS):
+            if not self._plan_once():
+                return
+        # every step either plans a round or closes cases; this many in a row is a planner bug:
+        # report what is open instead of looping
+        self.give_up("the planner could not make progress on these suspects")
+        self.s.pending = []
+
+    def give_up(self, note: str) -> None:
+        """Close every open case as unresolved, naming its nodes and the failures behind it."""
+        for case in self.s.cases:
+            nodes = _case_nodes(case) or ([case["member"]] if "member" in case else [])
+            if nodes:
+                self.unresolved(nodes, f"{note} ({case['kind']})", case.get("origin", []))
+            else:
+                self.s.notes.append(f"{note}: the {case['kind']} check did not run")
+        self.s.cases = []
+
+    def _plan_once(self) -> bool:
+        """One planning step; True when it must run again (nothing planned, cases moved on)."""
         s = self.s
-        if s.round >= s.policy.max_rounds and s.cases:
-            for case in s.cases:
-                self.unresolved(_case_nodes(case), f"round limit {s.policy.max_rounds} reached ({case['kind']})")
-            s.cases = []
+        limit_reached = s.round >= s.policy.max_rounds
+        if limit_reached and s.cases:
+            self.give_up(f"round limit {s.policy.max_rounds} reached")
         self.busy = set()
         self.claimed = set()
         self.planned = []
@@ -168,18 +248,20 @@ class CasePlanner:
         s.cases = kept
         s.pending = self.planned
         if s.pending:
-            return
+            return False
         if s.cases and all(c.get("wait") for c in s.cases):
             for case in s.cases:
                 self.unresolved(_case_nodes(case) or [case.get("member", 0)],
-                                "no proven-good partner is left to test these suspects against")
+                                "no proven-good partner is left to test these suspects against",
+                                case.get("origin", []))
             s.cases = []
         if s.cases:
             # Every open case moved on by deduction; advance again without a round.
             self.advance()
-            self.plan_stage()
-        elif self.reopen() or self.late_cross_check():
-            self.plan_stage()
+            return True
+        if limit_reached:
+            return False  # no second looks past the round budget
+        return self.reopen() or self.late_cross_check()
 
     def late_cross_check(self) -> bool:
         """Run the skipped cross check when every screen failure turned out to be noise."""
@@ -205,7 +287,7 @@ class CasePlanner:
         """Whether a failing test is accounted for by a fault already named."""
         s = self.s
         members = set(nodes)
-        if any(s.status[i] in ("b", "x") for i in nodes):
+        if any(s.status[i] in ("b", "x", "i") for i in nodes):
             return True
         if any(a in members and b in members for a, b, _ in s.bad_links):
             return True
@@ -367,6 +449,16 @@ class CasePlanner:
         ``strict``: its nodes passed an earlier screen (a block after the cross check), so a
         pair failing inside it already disagrees with one result: confirm before naming.
         """
+        if recheck and origin and self.slow(origin[-1]):
+            # measured clearly below the bar: under the error model a flip never reads as a slow
+            # measurement (it reads as a crash), so this failure is not one of the wide round's
+            # flips; the partner tests that follow are the second, independent observation
+            recheck = 0
+        if len(members) == 1:  # a single-node test failed (minGroupSize 1): only the node explains it
+            first = self.s.tests[origin[-1]][3] if origin else "F"
+            self.new_case("node", "confirm", member=members[0], fails=1 if first == "F" else 0, passes=0,
+                          origin=list(origin), partners=[])
+            return
         if len(members) <= 3:
             # a link, too, needs one failure more than two flips; among thousands of screen
             # pairs three flips on one pair happen as well: the node is confirmed once more
@@ -462,6 +554,11 @@ class CasePlanner:
         members = set(case["members"])
         return sum(1 for t in case["origin"] if self.s.tests[t][3] == "P" and set(self.s.tests[t][1]) == members)
 
+    def _last_exact_failure(self, case: dict) -> int | None:
+        members = set(case["members"])
+        hits = [t for t in case["origin"] if set(self.s.tests[t][1]) == members and self.s.tests[t][3] == "F"]
+        return hits[-1] if hits else None
+
     def _link_proven(self, case: dict) -> bool:
         """Two own failures of the pair, or one on top of a search that deduced the pair.
 
@@ -552,7 +649,7 @@ class CasePlanner:
             tally = case.setdefault("tally", {})
             for x, (o, _tid) in zip(members, res):
                 t = tally.setdefault(str(x), [0, 0])
-                t[0 if o != "P" else 1] += 1
+                t[0 if o == "F" else 1] += 1
             bad = [x for x in members if tally[str(x)][0] >= 2]
             for x in bad:
                 self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
@@ -565,15 +662,21 @@ class CasePlanner:
             self.mark(members, "s")
             return True
         if fails:
-            direct = self._exact_failures(case) >= 1
-            if step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict"):
+            direct = self._exact_failures(case, marginal_weight=0.0) >= 1
+            pair_tid = self._last_exact_failure(case)
+            if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
+                    and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
+                    and self.consistent(fails[0][2], pair_tid)):
                 # the pair failed, its mate passed with a good partner, this node failed with
-                # one: any other explanation needs two independent flips
+                # one (at the pair's magnitude when both were measured): any other explanation
+                # needs two independent flips
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
+            # both ends failing goes to one confirmation each with new partners: a bad partner
+            # or a link on the partner test must not convict the second node
             for x, o, tid in fails:
-                self.new_case("node", "confirm", member=x, fails=1, passes=case.get("solo_ok", 0),
+                self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
                               partners=case.get("used", {}).get(str(x), []),
                               mates=[m for m in members if m != x])
@@ -609,15 +712,35 @@ class CasePlanner:
     def _done_node(self, case: dict) -> bool:
         outcome, tid = self.result(case, "x")
         case["origin"] = case["origin"] + [tid]
-        if outcome == "P":
-            case["passes"] += 1
-        else:
-            case["fails"] += 1
         x = case["member"]
-        if case["fails"] >= 2:
+        if outcome == "F" and self.explains(x, tid):
+            case["fails"] += 1
+            if not self.slow(tid):
+                case["crashes"] = case.get("crashes", 0) + 1
+        else:  # a marginal result never convicts (near the bar is what a healthy node can read),
+            # nor does a failure slower than x has ever read (its partner was the slow one)
+            case["passes"] += 1
+        f, q = case["fails"], case["passes"]
+        crash_only = case.get("crashes", 0) >= f - 1 and not any(
+            self.slow(t) for t in case["origin"] if x in self.s.tests[t][1])
+        if crash_only:
+            # crashes only: a job dying is what flips and intermittent faults look like, so a
+            # node is named bad on three crashes and no pass; two and a pass make it intermittent
+            if f >= 3 and q == 0:
+                self.convict_node(x, case["origin"])
+                return False
+            if f >= 2 and q >= 1:
+                self.mark_intermittent(x, f, f + q, case["origin"])
+                return False
+        elif (f >= 2 and q == 0) or f >= q + 2:
             self.convict_node(x, case["origin"])
             return False
-        if case["passes"] >= 2:
+        if f >= 2 and q >= 2:
+            # both outcomes twice with proven-good partners: more disagreement than the noise
+            # model's independent flips explain (O(p^2)); neither healthy nor its partners' fault
+            self.mark_intermittent(x, f, f + q, case["origin"])
+            return False
+        if q >= 2:
             self.mark([x], "g")
             return False
         self.mark([x], "s")
@@ -657,8 +780,11 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            else:  # fails inside its own rack too: a node fault, not the rack
+            elif intra[0] == "F":  # fails inside its own rack too: a node fault, not the rack
                 self.convict_node(x, tids)
+            else:  # only marginal inside the rack: confirm before naming anyone
+                self.new_case("node", "confirm", member=x, fails=0, passes=0, origin=tids,
+                              partners=case["partners"])
             return False
         if cross and cross[0] != "P":
             self.convict_rack(self.s.dom[x], case["peer"], tids)
@@ -708,10 +834,12 @@ class CasePlanner:
             if outcome == "P":
                 return False
             case["origin"] = [tid]
-            if len(self._reps()) >= 2 and any(self.s.domain_names):
-                case["step"] = "reps"
-                return True
-            return self._to_blocks(case)
+            if case["step"] == "giant" and self.s.policy.link_check == "pairwise" and not case.get("no_pairs"):
+                # one Job measures every pair of the failed set: a slow node, rack or link shows
+                # in its pairs directly (see _done_pairwise)
+                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid])
+                return False
+            return self._after_cross(case)
         if case["step"] == "blocks":
             return self._done_blocks(case)
         failing = []
@@ -724,6 +852,53 @@ class CasePlanner:
                           need=3 if len(case["groups"]) > WIDE_ROUND else 2)
         if not failing:
             return self._to_blocks(case)
+        return False
+
+    def _after_cross(self, case: dict) -> bool:
+        """The narrowing after a failing cross check, without per-pair figures."""
+        if len(self._reps()) >= 2 and any(self.s.domain_names):
+            case["step"] = "reps"
+            return True
+        return self._to_blocks(case)
+
+    # -- pairwise: every pair of a failed set measured in one Job ------------------
+    def _plan_pairwise(self, case: dict) -> list:
+        return [("all", case["members"], "pairwise")]
+
+    def _done_pairwise(self, case: dict) -> bool:
+        """Read the per-pair figures: a node slow with (nearly) every partner is a bad node, a
+        rack whose every boundary-crossing pair is slow while pairs inside pass is a bad rack,
+        and a slow pair neither explains is a bad link. Each is the second observation after
+        the failing cross check, and a measured slow pair is not a flip (flips crash whole jobs).
+        Without figures (the job died or the runner gave none) the narrowing falls back to
+        representatives, blocks and the halving search."""
+        s = self.s
+        _o, tid = self.result(case, "all")
+        origin = case["origin"] + [tid]
+        data = s.pairs.get(str(tid))
+        members = case["members"]
+        if data is None:
+            fallback = self.new_case("cross", "giant", members=list(members), origin=case["origin"], no_pairs=True)
+            if not self._after_cross(fallback):
+                s.cases.remove(fallback)
+            return False
+        if not data["slow"]:
+            self.mark(members, "g")
+            s.notes.append(f"round {s.tests[tid][0]}: every pair of {len(members)} nodes measured above the bar; "
+                           "the failing cross check was not reproduced (treated as a flaky result)")
+            return False
+        for x in data["nodes"]:
+            self.convict_node(x, origin)
+        for d in data["racks"]:
+            peer = next((e for e in sorted({s.dom[i] for i in members}) if e != d), -1)
+            self.convict_rack(d, peer, origin)
+        if data["unexplained"] > MAX_PAIR_LINKS:
+            self.unresolved(sorted({i for a, b, _m in data["links"] for i in (a, b)}),
+                            f"{data['unexplained']} slow pairs that no single node, rack or link explains", origin)
+            return False
+        for a, b, _m in data["links"]:
+            self.convict_link(a, b, origin)
+        self.mark([i for i in members if s.status[i] in ("u", "s")], "g")
         return False
 
     def _to_blocks(self, case: dict) -> bool:
@@ -898,7 +1073,8 @@ class CasePlanner:
                 self.new_case("search", "split", members=sorted(case["A"] + case["B"]), origin=origin + [tid])
             else:
                 self.unresolved(case["A"] + case["B"],
-                                "the set fails but no part of it can be narrowed down (intermittent fault?)")
+                                "the set fails but no part of it can be narrowed down (intermittent fault?)",
+                                origin + [tid])
             return False
         slots = ("m0", "m1") if step == "mix" else ("s0", "s1")
         cells = [(a1, b1), (a2, b2)] if step == "mix" else [(a1, b2), (a2, b1)]
@@ -943,3 +1119,44 @@ def _case_nodes(case: Mapping) -> list[int]:
     if case.get("kind") == "screen":
         return [i for g in case["groups"] for i in g]
     return nodes
+
+
+def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom: Sequence[int],
+                 labelled: bool) -> dict:
+    """What a pairwise test's slow pairs say (pure; run once when the result is recorded).
+
+    A node slow with at least PAIR_NODE_SHARE of its partners is a bad node; a rack whose
+    boundary-crossing pairs (among the rest) are that slow is a bad rack; a slow pair neither
+    explains is a link. Only these findings are kept in the state, not the pairs (8 million at
+    4096 nodes).
+    """
+    m = len(members)
+    deg: dict[int, int] = {}
+    for a, b, _v in slow:
+        deg[a] = deg.get(a, 0) + 1
+        deg[b] = deg.get(b, 0) + 1
+    bad = sorted(x for x, k in deg.items() if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1))))
+    bad_set = set(bad)
+    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set]
+    racks: list[int] = []
+    if labelled and left:
+        size: dict[int, int] = {}
+        for i in members:
+            if i not in bad_set:
+                size[dom[i]] = size.get(dom[i], 0) + 1
+        total = sum(size.values())
+        hits: dict[int, int] = {}
+        for a, b, _v in left:
+            if dom[a] != dom[b]:
+                hits[dom[a]] = hits.get(dom[a], 0) + 1
+                hits[dom[b]] = hits.get(dom[b], 0) + 1
+        for d, k in sorted(hits.items()):
+            crossing = size.get(d, 0) * (total - size.get(d, 0))
+            if crossing and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+                racks.append(d)
+                if len(size) == 2:
+                    break  # two racks: one boundary, named once
+        rack_set = set(racks)
+        left = [(a, b, v) for a, b, v in left if not (dom[a] != dom[b] and {dom[a], dom[b]} & rack_set)]
+    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
+            "unexplained": len(left), "slow": len(slow)}

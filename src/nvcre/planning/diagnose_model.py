@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcre.errors import UserError
-from nvcre.planning.codec import pack, ranges, unpack, unranges
+from nvcre.planning.codec import pack, ranges, seq, unpack, unranges, unseq
 
 STATE_VERSION = 1
 CROSS_CHECKS = ("full", "representatives", "none")
+LINK_CHECKS = ("pairwise", "search")
 
 
 class DiagnoseError(UserError):
@@ -34,6 +35,7 @@ class DiagnosePolicy:
     threshold: float | None = None   # bandwidth pass line, used to spot marginal results
     marginal_band: float = 0.03      # relative distance to threshold that counts as marginal
     max_rounds: int = 60             # safety net; open questions become "unresolved"
+    link_check: str = "pairwise"     # after a failing cross check: one per-pair Job, or the halving search
 
     def __post_init__(self) -> None:
         if self.min_group_size < 1:
@@ -44,6 +46,10 @@ class DiagnosePolicy:
             raise DiagnoseError(f"maxScreenSize must be >= 2, got {self.max_screen_size}")
         if self.cross_check not in CROSS_CHECKS:
             raise DiagnoseError(f"crossCheck must be one of {', '.join(CROSS_CHECKS)}, got {self.cross_check!r}")
+        if self.link_check not in LINK_CHECKS:
+            raise DiagnoseError(f"linkCheck must be one of {', '.join(LINK_CHECKS)}, got {self.link_check!r}")
+        if self.max_rounds < 1:
+            raise DiagnoseError(f"maxRounds must be >= 1, got {self.max_rounds}")
         if not 0 <= self.marginal_band < 1:
             raise DiagnoseError(f"marginalBand must be in [0, 1), got {self.marginal_band}")
 
@@ -53,7 +59,7 @@ class DiagnosePolicy:
             "topologyKey": self.topology_key, "maxScreenSize": self.max_screen_size,
             "crossCheck": self.cross_check, "crossCheckAfterFaults": self.cross_check_after_faults,
             "marginalBand": self.marginal_band,
-            "maxRounds": self.max_rounds,
+            "maxRounds": self.max_rounds, "linkCheck": self.link_check,
         }
         if self.threshold is not None:
             out["threshold"] = self.threshold
@@ -67,7 +73,7 @@ class DiagnosePolicy:
             max_screen_size=d.get("maxScreenSize", 2), cross_check=d.get("crossCheck", "full"),
             cross_check_after_faults=bool(d.get("crossCheckAfterFaults", False)),
             threshold=d.get("threshold"), marginal_band=d.get("marginalBand", 0.03),
-            max_rounds=d.get("maxRounds", 60),
+            max_rounds=d.get("maxRounds", 60), link_check=d.get("linkCheck", "pairwise"),
         )
 
 
@@ -80,12 +86,21 @@ class Round:
     tags: list[str]  # what each group is for: screen, cross, pairs, solo, confirm, ...
 
 
+FAILURE_KINDS = ("", "slow", "crash", "hang")
+
+
 @dataclass(frozen=True)
 class GroupResult:
+    """One group's outcome. ``measured``: the bus bandwidth it reached (None when it did
+    not finish); ``kind``: how it failed, "slow" (ran, below the bar), "crash" (the job
+    died) or "hang" (timed out); empty when passed or unknown."""
+
     nodes: Sequence[str]
     passed: bool
     measured: float | None = None
     reason: str = ""
+    kind: str = ""
+    pairs: Mapping[tuple[str, str], float] | None = None  # a pairwise test: bus bandwidth per node pair
 
 
 @dataclass(frozen=True)
@@ -99,16 +114,18 @@ class Verdict:
     rounds: int
     tests: int
     node_rounds: int
+    intermittent: list[dict] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return not (self.bad_nodes or self.bad_links or self.bad_racks or self.unresolved)
+        return not (self.bad_nodes or self.bad_links or self.bad_racks or self.unresolved or self.intermittent)
 
     def to_dict(self) -> dict:
         return {
             "passed": self.passed, "badNodes": self.bad_nodes, "badLinks": self.bad_links,
             "badRacks": self.bad_racks, "goodNodes": self.good_nodes, "unresolved": self.unresolved,
             "notes": self.notes, "rounds": self.rounds, "tests": self.tests, "nodeRounds": self.node_rounds,
+            "intermittent": self.intermittent,
         }
 
 
@@ -124,7 +141,7 @@ class DiagnoseState:
     dom: list[int]
     domain_names: list[str]
     policy: DiagnosePolicy
-    status: list[str]                       # per node: u g s b x
+    status: list[str]                       # per node: u(ntested) g(ood) s(uspect) b(ad) x(unresolved) i(ntermittent)
     round: int = 0
     tests: list[Test] = field(default_factory=list)
     pending: list[tuple] = field(default_factory=list)   # (nodes tuple, tag, case id, slot)
@@ -134,9 +151,11 @@ class DiagnoseState:
     bad_nodes: list[list] = field(default_factory=list)   # [node, [test ids]]
     bad_links: list[list] = field(default_factory=list)   # [a, b, [test ids]]
     bad_racks: list[list] = field(default_factory=list)   # [domain, peer domain or -1, [test ids]]
-    unresolved: list[list] = field(default_factory=list)  # [[nodes], note]
+    unresolved: list[list] = field(default_factory=list)  # [[nodes], note, [test ids]]
     notes: list[str] = field(default_factory=list)
     reopens: int = 0
+    intermittent: list[list] = field(default_factory=list)  # [node, fails, tests, [test ids]]
+    pairs: dict = field(default_factory=dict)  # pairwise test id -> {"slow": [[a, b, GB/s]], "median", "truncated"}
 
     # ---- serialization -------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -155,15 +174,17 @@ class DiagnoseState:
             "status": pack("".join(self.status)),
             "round": self.round,
             # the planner's working data: packed (a screen of pairs at 4096 nodes is 2048 tests)
-            "tests": pack([[r, ranges(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests]),
-            "pending": pack([[ranges(n), tag, c, s] for (n, tag, c, s) in self.pending]),
+            "tests": pack([[r, seq(n), tag, o, m, why] for (r, n, tag, o, m, why) in self.tests]),
+            "pending": pack([[seq(n), tag, c, s] for (n, tag, c, s) in self.pending]),
             "stageResults": pack(dict(self.stage)),
             "cases": pack([_case_out(c) for c in self.cases]),
             "nextCase": self.next_case,
             "badNodes": self.bad_nodes, "badLinks": self.bad_links, "badRacks": self.bad_racks,
-            "unresolved": [[ranges(n), note] for n, note in self.unresolved],
+            "unresolved": [[ranges(u[0]), *u[1:]] for u in self.unresolved],
             "notes": list(self.notes),
             "reopens": self.reopens,
+            "intermittent": [list(x) for x in self.intermittent],
+            "pairs": pack(self.pairs),
         })
         return out
 
@@ -193,13 +214,16 @@ class DiagnoseState:
             names=names, dom=dom, domain_names=domain_names,
             policy=DiagnosePolicy.from_dict(d["policy"]), status=list(unpack(d["status"])),
             round=d["round"],
-            tests=[(r, tuple(unranges(n)), tag, o, m, why) for r, n, tag, o, m, why in _unpacked(d["tests"])],
-            pending=[(tuple(unranges(n)), tag, c, s) for n, tag, c, s in _unpacked(d["pending"])],
+            tests=[(r, tuple(unseq(n)), tag, o, m, why) for r, n, tag, o, m, why in _unpacked(d["tests"])],
+            pending=[(tuple(unseq(n)), tag, c, s) for n, tag, c, s in _unpacked(d["pending"])],
             stage=dict(_unpacked(d["stageResults"])), cases=[_case_in(c) for c in _unpacked(d["cases"])],
             next_case=d["nextCase"], bad_nodes=[list(x) for x in d["badNodes"]],
             bad_links=[list(x) for x in d["badLinks"]], bad_racks=[list(x) for x in d["badRacks"]],
-            unresolved=[[unranges(n), note] for n, note in d["unresolved"]], notes=list(d["notes"]),
+            unresolved=[[unranges(u[0]), u[1], list(u[2]) if len(u) > 2 else []] for u in d["unresolved"]],
+            notes=list(d["notes"]),
             reopens=d.get("reopens", 0),
+            intermittent=[[x[0], x[1], x[2], list(x[3])] for x in d.get("intermittent", [])],
+            pairs=dict(_unpacked(d["pairs"])) if "pairs" in d else {},
         )
 
     def clone(self) -> DiagnoseState:
@@ -211,7 +235,8 @@ class DiagnoseState:
             next_case=self.next_case, bad_nodes=[list(x) for x in self.bad_nodes],
             bad_links=[list(x) for x in self.bad_links], bad_racks=[list(x) for x in self.bad_racks],
             unresolved=[list(x) for x in self.unresolved], notes=list(self.notes),
-            reopens=self.reopens,
+            reopens=self.reopens, intermittent=[list(x) for x in self.intermittent],
+            pairs=self.pairs,
         )
 
 
@@ -220,7 +245,7 @@ def _unpacked(value):
     return unpack(value) if isinstance(value, str) else value
 
 
-_RANGE_FIELDS = ("members", "A", "B")  # node sets: sorted-order-free, written as ranges
+_RANGE_FIELDS = ("members", "A", "B")  # ordered node lists: ranges when ascending (see codec.seq)
 
 
 def _copy_case(case: dict) -> dict:
@@ -239,9 +264,9 @@ def _case_out(case: dict) -> dict:
     out = {}
     for k, v in case.items():
         if k in _RANGE_FIELDS:
-            out[k] = ranges(v)
+            out[k] = seq(v)
         elif k == "groups":
-            out[k] = [ranges(g) for g in v]
+            out[k] = [seq(g) for g in v]
         else:
             out[k] = v
     return out
@@ -251,9 +276,9 @@ def _case_in(case: Mapping) -> dict:
     out = {}
     for k, v in case.items():
         if k in _RANGE_FIELDS:
-            out[k] = unranges(v)
+            out[k] = unseq(v)
         elif k == "groups":
-            out[k] = [unranges(g) for g in v]
+            out[k] = [unseq(g) for g in v]
         elif isinstance(v, list):
             out[k] = list(v)
         elif isinstance(v, dict):

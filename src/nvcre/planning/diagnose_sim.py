@@ -22,18 +22,28 @@ Noise
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nvcre.planning.diagnose import DiagnosePolicy, GroupResult, Round, next_round, record, start
+from nvcre.planning.diagnose import (
+    DiagnosePolicy,
+    DiagnoseState,
+    GroupResult,
+    Round,
+    next_round,
+    record,
+    start,
+)
 
 NOMINAL_GBPS = 400.0
 THRESHOLD_RATIO = 0.9
 RACK_SIZES = {16: 4, 64: 16, 232: 18, 512: 16, 4096: 16}
 KINDS = ("healthy", "node", "nodes", "link-intra", "link-cross", "rack")
-EXTRA_KINDS = ("node+link",)  # one bad node and one link anywhere (the end-to-end test's shape)
+EXTRA_KINDS = ("node+link", "pair2", "intermittent")  # node + link anywhere; two bad nodes in one
+# screen pair; one node that crashes about half of its runs
 
 
 def cluster(n: int, rack_size: int | None = None) -> tuple[list[str], dict[str, str]]:
@@ -44,6 +54,17 @@ def cluster(n: int, rack_size: int | None = None) -> tuple[list[str], dict[str, 
     names = [f"gpu-node-{i:04d}" for i in range(n)]
     if rack_size == 0:
         return names, {}
+    if rack_size == -1:  # uneven: racks of 1.5, 0.5, 1, 1.25 and 0.75 times the usual size, an odd one too
+        base = RACK_SIZES.get(n, 16)
+        pattern = [max(1, round(base * f)) for f in (1.5, 0.5, 1.0, 1.25, 0.75)] + [max(1, base // 2 + 1)]
+        topo, rack, left, i = {}, 0, 0, 0
+        for name in names:
+            if left == 0:
+                left, rack = pattern[i % len(pattern)], rack + 1
+                i += 1
+            topo[name] = f"rack-{rack - 1:03d}"
+            left -= 1
+        return names, topo
     size = rack_size or RACK_SIZES.get(n, 16)
     return names, {name: f"rack-{i // size:03d}" for i, name in enumerate(names)}
 
@@ -55,10 +76,12 @@ class Scenario:
     bad_nodes: dict[str, float] = field(default_factory=dict)           # node -> bandwidth factor
     bad_links: dict[frozenset, float] = field(default_factory=dict)     # {a, b} -> factor
     bad_racks: dict[str, float] = field(default_factory=dict)           # rack -> factor
+    intermittent: dict[str, float] = field(default_factory=dict)       # node -> chance a run crashes
     flip: float = 0.0
     bw_sigma: float = 0.02
     seed: int = 0
     kind: str = "custom"
+    mnnvl: bool = False  # groups inside one rack run over NVLink: a bad NIC shows only across racks
 
     @property
     def threshold(self) -> float:
@@ -68,6 +91,8 @@ class Scenario:
         """The slowdown the injected faults impose on ``group`` (1.0 = healthy)."""
         worst = 1.0
         members = set(group)
+        if self.mnnvl and len({self.topology.get(n) for n in group}) <= 1 and self.topology:
+            return worst  # one NVLink domain: no NIC, link or uplink on the path
         for n in group:
             f = self.bad_nodes.get(n)
             if f is not None and f < worst:
@@ -114,6 +139,14 @@ def make_scenario(n: int, kind: str, seed: int, flip: float = 0.0, bw_sigma: flo
         a, b, c = rng.sample(nodes, 3)
         sc.bad_nodes = {a: degraded()}
         sc.bad_links = {frozenset((b, c)): degraded()}
+    elif kind == "pair2":  # both ends of one screen pair (consecutive nodes of one rack)
+        racks = sorted({r for r in topo.values() if sum(1 for x in topo.values() if x == r) >= 2}) or [None]
+        rack = rng.choice(racks)
+        members = [x for x in nodes if topo.get(x) == rack] if rack else nodes
+        i = rng.randrange(0, len(members) // 2) * 2
+        sc.bad_nodes = {members[i]: degraded(), members[i + 1]: degraded()}
+    elif kind == "intermittent":
+        sc.intermittent = {rng.choice(nodes): rng.uniform(0.4, 0.6)}
     elif kind == "rack":
         sc.bad_racks = {rng.choice(sorted(set(topo.values()))): degraded()}
     return sc
@@ -128,18 +161,81 @@ class Fleet:
         self.tests = 0
         self.node_rounds = 0
 
-    def run(self, group: Sequence[str]) -> GroupResult:
+    def run_pairwise(self, group: Sequence[str]) -> GroupResult:
+        """One Job that measures every pair of ``group`` in turn (send/receive between the
+        two nodes, as NIC mesh checks do): per-pair bandwidth follows the same faults; the
+        job as a whole can crash (a flip or an intermittent member), leaving no figures."""
+        self.tests += 1
+        self.node_rounds += len(group)
+        sc = self.sc
+        crash = any(sc.intermittent.get(n) is not None and self.rng.random() < sc.intermittent[n] for n in group)
+        if crash or (sc.flip and self.rng.random() < sc.flip):
+            return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
+        pairs = {}
+        for a, b in self._touched_pairs(group):
+            pairs[(a, b)] = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
+        worst = min(pairs.values()) if pairs else NOMINAL_GBPS
+        passed = worst >= sc.threshold
+        return GroupResult(list(group), passed, worst, "" if passed else "ThresholdViolation",
+                           "" if passed else "slow", pairs=pairs)
+
+    def _touched_pairs(self, group: Sequence[str]) -> list[tuple[str, str]]:
+        """Every pair of a small group; in a large one the pairs a fault touches (a bad node's,
+        a bad link, a bad rack's boundary) plus 64 others. An untouched pair reads nominal with
+        2 % noise, so it never falls below the bar (5 sigma): drawing all 8 million pairs of
+        4096 nodes would only slow the benchmark, not change a verdict."""
+        sc = self.sc
+        members = list(group)
+        if len(members) <= 128:
+            return [(a, b) for i, a in enumerate(members) for b in members[i + 1:]]
+        inside = set(members)
+        where = {x: i for i, x in enumerate(members)}
+        out: set[tuple[str, str]] = set()
+
+        def add(a: str, b: str) -> None:
+            if a != b:
+                out.add((a, b) if where[a] < where[b] else (b, a))
+
+        for x in sc.bad_nodes:
+            if x in inside:
+                for y in members:
+                    add(x, y)
+        for pair in sc.bad_links:
+            a, b = sorted(pair)
+            if a in inside and b in inside:
+                add(a, b)
+        for rack in sc.bad_racks:
+            ins = [x for x in members if sc.topology.get(x) == rack]
+            outs = [x for x in members if sc.topology.get(x) != rack]
+            for a in ins:
+                for b in outs:
+                    add(a, b)
+        for k in range(64):
+            add(members[k % len(members)], members[(k * 7 + 1) % len(members)])
+        return sorted(out)
+
+    def run(self, group: Sequence[str], tag: str = "") -> GroupResult:
+        if tag == "pairwise":
+            return self.run_pairwise(group)
         self.tests += 1
         self.node_rounds += len(group)
         sc = self.sc
         measured = NOMINAL_GBPS * sc.factor(group) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma))
         passed = measured >= sc.threshold
+        crash = False
+        for n in group:  # every intermittent member draws, whatever the outcome (a fixed noise stream)
+            q = sc.intermittent.get(n)
+            if q is not None and self.rng.random() < q:
+                crash = True
+        if crash:
+            return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
         if sc.flip and self.rng.random() < sc.flip:
             if passed:
-                return GroupResult(list(group), False, None, "WorkloadFailed")
+                return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
             healthy = NOMINAL_GBPS * (1.0 + self.rng.gauss(0.0, sc.bw_sigma))
             return GroupResult(list(group), True, max(healthy, sc.threshold * 1.05), "")
-        return GroupResult(list(group), passed, round(measured, 2), "" if passed else "ThresholdViolation")
+        return GroupResult(list(group), passed, round(measured, 2), "" if passed else "ThresholdViolation",
+                           "" if passed else "slow")
 
 
 @dataclass
@@ -155,21 +251,44 @@ class RunStats:
     disjoint: bool
 
 
-def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None) -> RunStats:
-    """Diagnose ``sc`` with the planner end to end, recording what it cost."""
+class RoundTripMismatch(AssertionError):
+    """The state's JSON form planned differently than the state itself."""
+
+
+def _round_trip(state: DiagnoseState) -> DiagnoseState:
+    return DiagnoseState.from_dict(json.loads(json.dumps(state.to_dict())))
+
+
+def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None, roundtrip: bool = False,
+                max_steps: int = 10_000) -> RunStats:
+    """Diagnose ``sc`` with the planner end to end, recording what it cost.
+
+    ``roundtrip``: beside the state, keep a copy that goes through its JSON dict form
+    before every round (as the controller's status does) and raise RoundTripMismatch
+    the moment the two plan a different round or reach a different verdict.
+    """
     policy = policy or DiagnosePolicy(threshold=sc.threshold)
     fleet = Fleet(sc)
     t0 = time.perf_counter()
     state = start(sc.nodes, sc.topology, policy)
+    shadow = _round_trip(state) if roundtrip else None
     plan = [time.perf_counter() - t0]
     first_fail = None
     after_first = 0
     widest = 0
     disjoint = True
-    while True:
+    for _ in range(max_steps):
         t0 = time.perf_counter()
         step = next_round(state)
         plan[-1] += time.perf_counter() - t0
+        if shadow is not None:
+            shadow = _round_trip(shadow)
+            other = next_round(shadow)
+            mine = step.to_dict() if not isinstance(step, Round) else (step.number, step.groups, step.tags)
+            theirs = other.to_dict() if not isinstance(other, Round) else (other.number, other.groups, other.tags)
+            if mine != theirs:
+                raise RoundTripMismatch(f"round {state.round + 1}: direct {str(mine)[:300]} != "
+                                        f"round-tripped {str(theirs)[:300]}")
         if not isinstance(step, Round):
             break
         widest = max(widest, len(step.groups))
@@ -178,7 +297,7 @@ def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None) -> RunStats:
             if seen.intersection(g):
                 disjoint = False
             seen.update(g)
-        results = [fleet.run(g) for g in step.groups]
+        results = [fleet.run(g, tag) for g, tag in zip(step.groups, step.tags)]
         if step.number > 1:
             after_first += sum(len(g) for g in step.groups)
         if first_fail is None and any(
@@ -188,6 +307,10 @@ def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None) -> RunStats:
         t1 = time.perf_counter()
         state = record(state, results)
         plan.append(time.perf_counter() - t1)
+        if shadow is not None:
+            shadow = record(shadow, results)
+    else:
+        raise RuntimeError(f"the planner did not finish within {max_steps} rounds")
     verdict = step
     return RunStats(verdict, verdict.rounds, first_fail, fleet.tests, fleet.node_rounds, after_first,
                     plan, widest, disjoint)

@@ -193,6 +193,34 @@ class FabricModel:
             bottleneck=bottleneck,
         )
 
+    # --- pairwise check -------------------------------------------------------------
+    def pairwise(self, members: list[Member], *, transport: str = "IB", mnnvl: bool = True
+                 ) -> dict[tuple[str, str], float]:
+        """Peak bus bandwidth of every pair of ``members``, as a pairwise mesh check measures it
+        (a two-node collective per pair, pairs in a round-robin schedule): each pair runs alone,
+        so it is bounded only by its two ends' networks, the link between them and (across
+        racks) the racks' uplinks — the same model and faults as a group of those two nodes.
+        The diagnose planner's per-pair evidence."""
+        out: dict[tuple[str, str], float] = {}
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                path = self.path([a, b], transport=transport, mnnvl=mnnvl)
+                out[(a.node.name, b.node.name)] = path.ring_gbs
+        return out
+
+    @staticmethod
+    def round_robin(names: list[str]) -> list[list[tuple[str, str]]]:
+        """The pairwise schedule: n - 1 steps (n even; one node sits out per step when odd),
+        each a set of disjoint pairs, every pair exactly once (the circle method)."""
+        ring = list(names) + ([None] if len(names) % 2 else [])
+        steps = []
+        for _ in range(max(0, len(ring) - 1)):
+            half = len(ring) // 2
+            pairs = [(ring[k], ring[-1 - k]) for k in range(half)]
+            steps.append([(x, y) for x, y in pairs if x is not None and y is not None])
+            ring = [ring[0], ring[-1], *ring[1:-1]]
+        return steps
+
     # --- per message size ---------------------------------------------------------
     @staticmethod
     def op_time_us(op: str, size_bytes: int, nranks: int, path: Path) -> float:

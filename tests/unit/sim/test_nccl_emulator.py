@@ -203,3 +203,23 @@ def test_format_numbers_like_nccl_tests():
 def test_bad_flag_value_fails(make_ctx):
     out = dispatch.emulate(make_ctx(["all_reduce_perf", "-d", "complex128"]))
     assert out.exit_code == 1
+
+
+def test_pairwise_check_follows_the_fabric_model_and_faults(make_ctx):
+    # one degraded NIC slows every pair that holds it; a bad link only its own pair
+    ctx = make_ctx(MPI, nodes=6, racks=2, faults=["degraded-nic:node=gpu-node-02,factor=0.5",
+                                                  "bad-link:nodes=gpu-node-04+gpu-node-05,factor=0.4"])
+    fabric = FabricModel(ctx.faults)
+    names = sorted(ctx.fleet.names)
+    pairs = fabric.pairwise([Member(ctx.fleet.facts[n], 8) for n in names], mnnvl=False)
+    assert len(pairs) == len(names) * (len(names) - 1) // 2
+    base = max(pairs.values())
+    slow = {p for p, v in pairs.items() if v < 0.9 * base}
+    assert {p for p in slow if "gpu-node-02" in p} == {p for p in pairs if "gpu-node-02" in p}
+    assert ("gpu-node-04", "gpu-node-05") in slow
+    assert slow == {p for p in pairs if "gpu-node-02" in p} | {("gpu-node-04", "gpu-node-05")}
+    steps = FabricModel.round_robin(names)
+    assert len(steps) == len(names) - 1
+    seen = [frozenset(p) for step in steps for p in step]
+    assert len(seen) == len(set(seen)) == len(pairs)
+    assert all(len({n for p in step for n in p}) == 2 * len(step) for step in steps)  # disjoint per step
