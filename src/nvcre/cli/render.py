@@ -10,25 +10,25 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from nvcre.api.load import load_file
-from nvcre.catalog.model import ResolvedCategory
-from nvcre.catalog.resolve import ADAPTERS, render_workload, resolve_category, resolve_workloadrun
 from nvcre.cli.apps import certification_app, workloadrun_app
-from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
-from nvcre.discovery.platform import PLATFORMS, check_platform
 from nvcre.errors import UserError
-from nvcre.planning.partition import plan_groups
-from nvcre.workloads.output import dump_yaml
 
-PLATFORM_HELP = f"Platform to render for: {', '.join(PLATFORMS)}."
+if TYPE_CHECKING:  # pragma: no cover
+    from nvcre.catalog.model import ResolvedCategory
+
+# The catalog, the API models and the renderers load when a render runs (fast --help).
+PLATFORM_HELP = "Platform to render for: aws, gcp, azure, oci, nscale, togetherai, mistral, forge, onprem."
 ARCH_HELP = "GPU architecture (h100, gb200, ...) or product name (NVIDIA-H100-80GB-HBM3)."
 
 
 def _context(platform: str | None, gpu_arch: str | None, target: Any) -> tuple[str, str]:
+    from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
+    from nvcre.discovery.platform import PLATFORMS, check_platform
+
     selector = (getattr(target, "node_selector", None) or {}) if target is not None else {}
     if not gpu_arch and selector.get(PRODUCT_LABEL):
         gpu_arch = selector[PRODUCT_LABEL]
@@ -54,6 +54,8 @@ def _node_names(target: Any, count: int | None) -> list[str]:
 
 def _groups(resolved: ResolvedCategory, nodes: list[str]) -> list[tuple[str, list[str]]]:
     """The groups the controller would run (diagnose: its first round is all nodes)."""
+    from nvcre.planning.partition import plan_groups
+
     scale = resolved.test_scale
     per_job = resolved.nodes_per_job
     if per_job is None and resolved.min_gpus:
@@ -68,6 +70,8 @@ def _groups(resolved: ResolvedCategory, nodes: list[str]) -> list[tuple[str, lis
 
 
 def _emit(objects: list[dict], comments: list[str], output: str) -> None:
+    from nvcre.workloads.output import dump_yaml
+
     if output == "json":
         typer.echo(json.dumps(objects, indent=2))
     elif output == "yaml":
@@ -77,12 +81,16 @@ def _emit(objects: list[dict], comments: list[str], output: str) -> None:
 
 
 def _check_adapter(adapter: str) -> None:
+    from nvcre.catalog.resolve import ADAPTERS
+
     if adapter not in ADAPTERS:
         raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
 
 
 def _objects_of_kind(file: str, kind: str, other_kind: str) -> list:
     """The manifest's objects of ``kind``; none is an error that points at the other render."""
+    from nvcre.api.load import load_file
+
     found = [o for o in load_file(file) if o.kind == kind]
     if not found:
         raise UserError(f"{file}: no {kind} in the file (use 'nvcrectl {other_kind.lower()} render' for {other_kind}s)")
@@ -93,6 +101,8 @@ def _render_groups(resolved: ResolvedCategory, base: str, groups: list[tuple[str
                    adapter: str, target) -> list[dict]:
     """The workload objects of every group, named as the controller names its Jobs
     (``<base>-job`` for a single group, else ``<base>-<group>``)."""
+    from nvcre.catalog.resolve import render_workload
+
     objects: list[dict] = []
     for group, members in groups:
         job = f"{base}-job" if len(groups) == 1 else f"{base}-{group}"
@@ -117,6 +127,8 @@ def render_certification(
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
 ) -> None:
     """Print the workload objects a Certification would create, for every category."""
+    from nvcre.catalog.resolve import resolve_category
+
     _check_adapter(adapter)
     certs = _objects_of_kind(file, "Certification", "WorkloadRun")
     objects: list[dict] = []
@@ -151,6 +163,8 @@ def render_workloadrun(
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
 ) -> None:
     """Print the workload objects a WorkloadRun would create."""
+    from nvcre.catalog.resolve import resolve_workloadrun
+
     _check_adapter(adapter)
     runs = _objects_of_kind(file, "WorkloadRun", "Certification")
     objects: list[dict] = []
