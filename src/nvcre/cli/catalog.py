@@ -74,5 +74,12 @@ def list_categories(
                                 "gpuArchitectures": list(catalog.architectures)},
     )
     if output in ("table", "wide"):
-        typer.echo(f"\nplatforms: {', '.join(catalog.platforms)}")
-        typer.echo(f"GPU architectures: {', '.join(catalog.architectures)}")
+        import textwrap
+
+        from nvcre.cli.output import terminal_width
+
+        width = terminal_width() if output == "table" else 10_000
+        typer.echo("")
+        for label, values in (("platforms", catalog.platforms), ("GPU architectures", catalog.architectures)):
+            typer.echo(textwrap.fill(", ".join(values), width, initial_indent=f"{label}: ",
+                                     subsequent_indent="  ", break_on_hyphens=False))
