@@ -40,9 +40,9 @@ def test_every_group_help_loads_no_heavy_library():
 
 def test_help_starts_under_budget():
     """CPU seconds, not wall time: on a shared machine waiting for a core is not ours."""
-    best = min(_cpu([sys.executable, "-m", "nvcre.cli.main", "--help"]) for _ in range(3))
-    command = min(_cpu([sys.executable, "-m", "nvcre.cli.main", "certification", "report", "--help"]) for _ in range(3))
-    bare = min(_cpu([sys.executable, "-c", "pass"]) for _ in range(3))
+    best = min(_cpu([sys.executable, "-m", "nvcre.cli.main", "--help"]) for _ in range(5))
+    command = min(_cpu([sys.executable, "-m", "nvcre.cli.main", "certification", "report", "--help"]) for _ in range(5))
+    bare = min(_cpu([sys.executable, "-c", "pass"]) for _ in range(5))
     assert best - bare < BUDGET_S, f"nvcrectl --help took {best:.3f} CPU s ({bare:.3f}s of it the interpreter)"
     assert command - bare < BUDGET_S, f"nvcrectl certification report --help took {command:.3f} CPU s"
 
