@@ -64,9 +64,13 @@ def _groups_of(node: str, category: CategoryReport) -> list[GroupResult]:
 
 
 def _peers(node: str, category: CategoryReport) -> list[float]:
-    """Peak bus bandwidth of the groups the node was not in, complete measurements only."""
+    """Peak bus bandwidth of the groups the node was not in, complete measurements only:
+    a group that crashed (a node failed it for a reason other than the bar) measured
+    only part of its sweep."""
+    crashed = {g.name for g in category.groups
+               if any(n.reason != "ThresholdViolation" and n.name in g.nodes for n in category.failed_nodes)}
     return [g.bus_bw_gbps for g in category.groups
-            if node not in g.nodes and g.bus_bw_gbps is not None and not g.provisional]
+            if node not in g.nodes and g.bus_bw_gbps is not None and not g.provisional and g.name not in crashed]
 
 
 def _log_of(category: CategoryReport, node: str, group: str | None) -> FailureLog | None:
