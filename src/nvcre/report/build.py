@@ -67,6 +67,8 @@ def build_report(objects: RunObjects, now: datetime | None = None) -> Report:
     ]
 
     exclusions = collect_exclusions(status, workflows)
+    for ex in exclusions:  # a node excluded by one category may still have run in another
+        ex.ran_in = [c.key for c in categories if any(ex.name in g.nodes for g in c.groups)]
     conditions = [to_condition(c) for c in status.get("conditions") or []]
     result = overall_result(status.get("conditions") or [], categories, exclusions)
 

@@ -180,6 +180,7 @@ class CategoryReport(_Model):
 class Exclusion(_Model):
     name: str
     reason: str = ""
+    ran_in: list[str] = Field(default_factory=list)  # categories that did run on it (domain/variant)
 
 
 class NodeResult(_Model):

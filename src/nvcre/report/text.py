@@ -82,9 +82,19 @@ def _header(report: Report) -> list[str]:
         f"  {'Nodes:':<11}{report.total_nodes}",
     ]
     if report.excluded_nodes and _full():
-        rows.append(f"  {'Excluded:':<11}{len(report.excluded_nodes)} node{_s(len(report.excluded_nodes))}, not tested")
+        untested = sum(1 for ex in report.exclusions if not ex.ran_in)
+        count = len(report.excluded_nodes)
+        what = ("not tested" if untested == count else "left out of some categories" if untested == 0
+                else f"{untested} not tested at all")
+        rows.append(f"  {'Excluded:':<11}{count} node{_s(count)}, {what}")
+        codes = {ex.reason for ex in report.exclusions}
         for ex in report.exclusions[:MAX_SUMMARY_NODES]:
-            rows += _indented(f"- {ex.name}: {ex.reason or report.exclusion_reason or 'excluded'}", 13, max_lines=3)
+            why = ex.reason or report.exclusion_reason or "excluded"
+            if ex.reason and report.exclusion_reason and len(codes) == 1 and report.exclusion_reason != ex.reason:
+                why = f"{ex.reason} ({report.exclusion_reason})"
+            if ex.ran_in:  # tested by some categories, left out of others: say both
+                why = f"ran in {', '.join(ex.ran_in)}; excluded from the others: {why}"
+            rows += _indented(f"- {ex.name}: {why}", 13, max_lines=3)
         if len(report.exclusions) > MAX_SUMMARY_NODES:
             rows.append(" " * 13 + f"... and {len(report.exclusions) - MAX_SUMMARY_NODES} more (see -o json)")
     elif report.excluded_nodes:
@@ -167,6 +177,10 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
         body.append(_field("Jobs:", c.jobs))
     if c.status == "Running" and c.groups_total:
         body.append(_field("Groups:", f"{c.groups_done}/{c.groups_total} done"))
+    ran = sorted({n for g in c.groups for n in g.nodes})
+    if _full() and ran:
+        shown = ", ".join(ran) if len(ran) <= MAX_SUMMARY_NODES else f"{', '.join(ran[:MAX_SUMMARY_NODES])} and {len(ran) - MAX_SUMMARY_NODES} more"
+        body += _wrapped("Ran on:", f"{len(ran)} node{_s(len(ran))}: {shown}")
     if c.placement:
         body.append(_field("Placement:", c.placement))
     if c.mnnvl:
