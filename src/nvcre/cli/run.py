@@ -84,6 +84,19 @@ def parse_categories(values: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def check_catalog(cert_spec: dict, source: str) -> None:
+    """Every category of a manifest exists in the catalog (else the run would only fail
+    later, in the cluster): the field, the value and what is allowed."""
+    from nvcre.catalog.data import load_catalog
+
+    catalog = load_catalog()
+    for i, cat in enumerate(cert_spec.get("categories") or []):
+        domain, variant = cat.get("domain", ""), cat.get("variant", "")
+        if catalog.lookup(domain, variant) is None:
+            known = ", ".join(e.key for e in catalog.sorted_entries())
+            raise UserError(f"{source}: spec.categories[{i}]: unknown category {domain}/{variant}; known: {known}")
+
+
 def derived_timeout(cert_spec: dict) -> float:
     """How long --wait waits when --timeout is omitted (see ``derived_wait``)."""
     return derived_wait(cert_spec)[0]
@@ -371,6 +384,7 @@ def certification_run(
         if test_scale:
             raise UserError("--test-scale goes with --category; in a --cert-file set spec.testScale instead")
         cert = _load_one(cert_file, "Certification")
+        check_catalog(cert["spec"], str(cert_file))
     else:
         pairs = parse_categories(category)
         spec: dict = {

@@ -185,7 +185,7 @@ def node_result_rows(report: Report, node_domains: dict[str, str]) -> list[NodeR
             r.reasons.append(label)
     for ex in report.exclusions:
         r = entry(ex.name)
-        if r.status != "Failed":  # a node that failed somewhere shows failed, excluded or not
+        if r.status == "Untested":  # a node that ran somewhere shows how it did there
             r.status = "Excluded"
         label = f"excluded: {ex.reason}" if ex.reason else "excluded"
         if label not in r.reasons:
