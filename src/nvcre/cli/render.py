@@ -69,8 +69,43 @@ def _groups(resolved: ResolvedCategory, nodes: list[str]) -> list[tuple[str, lis
     return [(g.name, list(g.nodes) or nodes[: g.size]) for g in plan.groups]
 
 
+REDACTED = "<redacted: the controller generates a fresh key pair for each Job>"
+
+
+def redact_secrets(objects: list[dict]) -> list[dict]:
+    """Secrets keep their keys but lose private material: render output is shared and
+    pasted; the controller makes the real key pair in the cluster."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "Secret":
+            obj = {**obj}
+            for field in ("data", "stringData"):
+                if isinstance(obj.get(field), dict):
+                    obj[field] = {k: (REDACTED if _is_private(k, v) else v) for k, v in obj[field].items()}
+        out.append(obj)
+    return out
+
+
+def _is_private(key: str, value: object) -> bool:
+    text = str(value)
+    return "PRIVATE KEY" in text or key in ("id_rsa", "id_ed25519", "id_ecdsa", "ssh-privatekey") or (
+        "PRIVATE" in _b64_peek(text))
+
+
+def _b64_peek(text: str) -> str:
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(text[:64] + "=" * (-len(text[:64]) % 4), validate=False).decode("utf-8", "ignore")
+    except (binascii.Error, ValueError):
+        return ""
+
+
 def _emit(objects: list[dict], comments: list[str], output: str) -> None:
     from nvcre.workloads.output import dump_yaml
+
+    objects = redact_secrets(objects)
 
     if output == "json":
         typer.echo(json.dumps(objects, indent=2))
@@ -97,17 +132,20 @@ def _objects_of_kind(file: str, kind: str, other_kind: str) -> list:
     return found
 
 
-def _render_groups(resolved: ResolvedCategory, base: str, groups: list[tuple[str, list[str]]], *, namespace: str,
-                   adapter: str, target) -> list[dict]:
-    """The workload objects of every group, named as the controller names its Jobs
-    (``<base>-job`` for a single group, else ``<base>-<group>``)."""
+def _render_groups(resolved: ResolvedCategory, workflow: str, groups: list[tuple[str, list[str]]], *, namespace: str,
+                   adapter: str, target, iterations: int = 1) -> list[dict]:
+    """The workload objects of every group, under the names the controller gives them
+    (``nvcre.controller.naming``): Job ``<workflow>-job`` for one group and iteration,
+    else ``<workflow>-<group>-iter-1``; the workload ``<job>-workload``."""
     from nvcre.catalog.resolve import render_workload
+    from nvcre.controller import naming
 
     objects: list[dict] = []
+    single = len(groups) == 1 and iterations <= 1 and resolved.test_scale != "diagnose"
     for group, members in groups:
-        job = f"{base}-job" if len(groups) == 1 else f"{base}-{group}"
-        objects += render_workload(resolved, name=job, namespace=namespace, nodes=members, adapter=adapter,
-                                   target=target, job=job, group=group)
+        job = naming.job_name(workflow, group, 1, single=single)
+        objects += render_workload(resolved, name=naming.workload_name(job), namespace=namespace, nodes=members,
+                                   adapter=adapter, target=target, job=job, group=group)
     return objects
 
 
@@ -147,8 +185,14 @@ def render_certification(
                 f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
                 f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
             )
-            objects += _render_groups(resolved, f"{cert.name}-{resolved.variant}", groups, namespace=ns,
-                                      adapter=adapter, target=spec.target)
+            from nvcre.controller import naming
+
+            raw = category.model_dump(by_alias=True, exclude_none=True, mode="json")
+            workflow = naming.workflow_name(cert.name, raw["domain"], raw["variant"], raw.get("options"))
+            comments[-1] += f"; Workflow {workflow}"
+            repeat = (raw.get("options") or {}).get("repeatCount") or getattr(spec, "repeat_count", None) or 1
+            objects += _render_groups(resolved, workflow, groups, namespace=ns, adapter=adapter, target=spec.target,
+                                      iterations=int(repeat))
     _emit(objects, comments, output)
 
 
