@@ -129,6 +129,17 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     ev = report["categories"][0]["failedNodes"][0]["evidence"]
     assert ev["measured"].endswith(" GB/s") and ev["bar"] == "value >= 100000" and ev["nextStep"]
 
+    # the listing: every listing format, the runs with their results
+    listed = nvcrectl(kubeconfig, "certification", "list", "-o", "json")
+    assert listed.returncode == 0 and listed.stderr == ""
+    results = {(i["namespace"], i["name"]): i["result"] for i in json.loads(listed.stdout)["items"]}
+    assert results[(ns, "contract-pass")] == "PASSED" and results[(fail_ns, "contract-fail")] == "FAILED"
+    assert yaml.safe_load(nvcrectl(kubeconfig, "certification", "list", "-o", "yaml").stdout)["items"]
+    names = nvcrectl(kubeconfig, "certification", "list", "-n", ns, "-o", "name").stdout
+    assert names == "certification.nvcre.nvidia.com/contract-pass\n"
+    wide = nvcrectl(kubeconfig, "certification", "list", "-o", "wide").stdout
+    assert "FAILED NODES" in wide and "contract-fail" in wide
+
     # without --wait: the created object alone on stdout, in the format asked for
     quick = nvcrectl(kubeconfig, "certification", "run", "-c", "communication/nccl-loopback", "--test-scale",
                      "intra-node", "-o", "json")
