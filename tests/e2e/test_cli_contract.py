@@ -121,7 +121,7 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     assert run.returncode == 1, run.stdout + run.stderr + controller.log_tail()
     report = json.loads(run.stdout)
     assert report["result"] == "FAILED" and report["failedNodes"]
-    assert "waiting up to 5m00s (--timeout)" in run.stderr and "created in namespace" in run.stderr
+    assert "waiting up to 5m00s for certification contract-fail (--timeout)" in run.stderr and "created in namespace" in run.stderr
     fail_ns = _ns(run.stderr)
     cordon = nvcrectl(kubeconfig, "certification", "report", "contract-fail", "-n", fail_ns, "-o", "name")
     assert cordon.returncode == 1
