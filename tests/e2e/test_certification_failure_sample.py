@@ -88,6 +88,7 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
     described = kubectl("-n", namespace, "describe", "certification", "gpu-cluster-cert").stdout
     assert "WorkflowCreated" in described
     assert "Warning  WorkflowFailed" in described.replace("   ", "  ") or "WorkflowFailed" in described
+    assert "IsolationStarted" in described and "FaultsIsolated" in described  # the story on the Certification too
     wf_described = kubectl("-n", namespace, "describe", "workflow", wf["metadata"]["name"]).stdout
     assert "GroupsPartitioned" in wf_described and "JobHardwareFailed" in wf_described
     assert "IsolatingFaults" in wf_described and "FaultsIsolated" in wf_described

@@ -43,8 +43,10 @@ CERT = {
 }
 
 
-def nvcrectl(kubeconfig: str, *args: str, timeout: float = 600, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KUBECONFIG": kubeconfig}
+def nvcrectl(kubeconfig: str, *args: str, timeout: float = 600, stdin: str | None = None,
+             env: dict | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # a pipe's width unless asked
+    env = {**base, "KUBECONFIG": kubeconfig, **(env or {})}
     return subprocess.run([NVCRECTL, *args], capture_output=True, text=True, env=env, timeout=timeout, input=stdin)
 
 
@@ -61,12 +63,16 @@ def test_run_wait_report_html_mcp_cleanup(sim_fleet, controller, kube, kubeconfi
     )
     out = run.stdout
     assert run.returncode == 1, f"a FAILED certification exits 1\n{out}\n{run.stderr}\n{controller.log_tail()}"
-    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", out).group(1)
-    assert "certification.nvcre.nvidia.com/gpu-cluster-cert created in namespace " + ns in out
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stderr).group(1)
+    assert "certification.nvcre.nvidia.com/gpu-cluster-cert created in namespace " + ns in run.stderr
+    assert out.startswith("\n╔"), "stdout holds the report alone"
     # live progress went to stderr, one line per change, with phases and groups
     assert "communication/nccl-all-reduce" in run.stderr and "groups" in run.stderr
-    # the report: the seeds' layout, both bad nodes named with their reasons
-    assert "║                      Certification Report                      ║" in out
+    # the report: the seeds' layout (at the pipe's 80 columns), both bad nodes named with their reasons
+    assert "║                             Certification Report                             ║" in out
+    node07 = out.split("✗  gpu-node-07  ThresholdViolation", 1)[1].split("✗  gpu-node-12", 1)[0]
+    assert "Measured:" in node07 and " GB/s" in node07 and "Bar:       value >= 300" in node07
+    assert "Next step:" in node07 and "Cordon:       kubectl cordon gpu-node-07 gpu-node-12" in out
     assert "- gpu-node-07  ThresholdViolation" in out  # Summary: every failed node with its reason
     assert "- gpu-node-12  HardwareFailureDetected" in out
     assert "✗  gpu-node-12  HardwareFailureDetected" in out  # the category card
@@ -80,6 +86,8 @@ def test_run_wait_report_html_mcp_cleanup(sim_fleet, controller, kube, kubeconfi
     assert reasons == {("gpu-node-07", "ThresholdViolation"), ("gpu-node-12", "HardwareFailureDetected")}
     assert data["categories"][0]["isolation"].startswith("isolated to gpu-node-07 in ")
     assert "Isolation: isolated to gpu-node-07" in out  # the text report says how the node was singled out
+    narrow = nvcrectl(kubeconfig, "certification", "report", "gpu-cluster-cert", "-n", ns, env={"COLUMNS": "66"})
+    assert "║                      Certification Report                      ║" in narrow.stdout  # the reference layout
     ar = data["categories"][0]
     assert any(g.get("bandwidth") for g in ar["groups"]), "bandwidth per size per group"
     assert any(fg.get("failureLog", {}).get("podName") for fg in ar["failedGroups"]), "failure log of the dead group"
@@ -239,7 +247,7 @@ def test_category_run_passes_on_a_healthy_fleet(sim_fleet, controller, kubeconfi
         "--test-scale", "intra-node", "--wait", "--html-file", str(html),
     )
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
-    assert "waiting up to 1h30m" in run.stderr  # 1h catalog budget x 1.5
+    assert "waiting up to 1h30m (1 category: (1h timeoutPerJob) x 1.5" in run.stderr  # the budget explained
     assert "Result:       PASSED" in run.stdout and "Failed Nodes: none" in run.stdout
     assert "Scale:     intra-node" in run.stdout and "Jobs:      4" in run.stdout
     assert "Succeeded" in run.stderr  # the progress lines saw it finish
@@ -248,11 +256,11 @@ def test_category_run_passes_on_a_healthy_fleet(sim_fleet, controller, kubeconfi
 
 
 def test_wait_that_ends_first_prints_the_partial_report(kube, kubeconfig):
-    """No controller is running: the wait ends, the report says RUNNING, exit 3, and the
+    """No controller is running: the wait ends, the report says RUNNING, exit 5, and the
     user is told how to watch, report again and stop it."""
     run = nvcrectl(kubeconfig, "certification", "run", "--category", "diagnostics/dcgm-level4", "--wait", "--timeout", "3s")
-    assert run.returncode == 3, run.stderr
-    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stdout).group(1)
+    assert run.returncode == 5, run.stderr
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stderr).group(1)
     assert "Result:       RUNNING" in run.stdout and "Status:    Pending" in run.stdout
     assert "timed out after 3s; the run keeps going" in run.stderr
     assert f"nvcrectl certification cleanup {ns} -n {ns}" in run.stderr
@@ -293,5 +301,5 @@ def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kub
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, out + err + controller.log_tail()
     assert "Result:       PASSED" in out
-    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", out).group(1)
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", err).group(1)
     nvcrectl(kubeconfig, "certification", "cleanup", "gpu-cluster-cert", "-n", ns)

@@ -138,7 +138,8 @@ def test_cluster_info_sees_the_fleet(sim_fleet, kubeconfig):
         (["certification", "run", "--category", "communication/nccl-all-reduce", "--wait", "--timeout", "0s"], "below 1s"),
         (["certification", "report", "no-such-cert", "-n", "nowhere"], "not found in namespace 'nowhere'"),
         (["certification", "cleanup", "no-such-cert", "-n", "nowhere"], "not found in namespace 'nowhere'"),
-        (["certification", "report", "x", "-o", "yaml"], "unknown format 'yaml'"),
+        (["certification", "report", "x", "-o", "xml"], "unknown format 'xml'"),
+        (["certification", "run", "-c", "communication/nccl-all-reduce", "-o", "html"], "needs --wait"),
     ],
 )
 def test_wrong_input_is_a_clear_error(kubeconfig, crds, args, message):

@@ -45,7 +45,7 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path):
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
-    assert "workloadrun.nvcre.nvidia.com/nccl-all-reduce created in namespace nvcrectl-" in run.stdout
+    assert "workloadrun.nvcre.nvidia.com/nccl-all-reduce created in namespace nvcrectl-" in run.stderr
     assert "WorkloadRun Report" in run.stdout
     assert "Placement: Unpinned (4 of 8 target nodes exercised)" in run.stdout, run.stdout
     report = json.loads(results.read_text())
@@ -56,9 +56,14 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path):
 
     import re
 
-    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stdout).group(1)
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stderr).group(1)
     again = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce", "-n", ns, "-o", "markdown"],
                            capture_output=True, text=True, env=env, timeout=120)
     assert again.returncode == 0 and again.stdout.startswith("# WorkloadRun `nccl-all-reduce`: **PASSED**"), again.stderr
     missing = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce"], capture_output=True, text=True, env=env, timeout=120)
     assert missing.returncode == 2 and f"add -n {ns}" in missing.stderr
+    # the report lists the nodes it ran on; cleanup removes the run and its namespace
+    assert "Nodes:" in run.stdout, run.stdout
+    gone = subprocess.run([NVCRECTL, "workloadrun", "cleanup", "nccl-all-reduce", "-n", ns],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert gone.returncode == 0 and f"namespace/{ns} deleted" in gone.stdout, gone.stderr

@@ -7,15 +7,38 @@ one small module lets each command live in its own file without import cycles.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
+
+from nvcre.cli.output import exit_code_help
 
 app = typer.Typer(
     name="nvcrectl",
     help="nvcre: prove a GPU cluster is ready by running real workloads on it.",
+    epilog=exit_code_help(),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from nvcre import API_GROUP_VERSION, __version__
+
+        typer.echo(f"nvcrectl {__version__} (API {API_GROUP_VERSION})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(
+        None, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """nvcre: prove a GPU cluster is ready by running real workloads on it."""
 
 certification_app = typer.Typer(help="Run, watch, render and report Certifications.", no_args_is_help=True)
 workloadrun_app = typer.Typer(help="Render and run WorkloadRuns.", no_args_is_help=True)

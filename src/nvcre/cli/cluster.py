@@ -13,24 +13,13 @@ from collections import Counter
 from typing import Any, Mapping, Optional, Sequence
 
 import typer
-import yaml
 
 from nvcre.cli.apps import cluster_app
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
-from nvcre.discovery.gpu import (
-    UNKNOWN,
-    gpu_counts_from_resource_slices,
-    hardware_defaults,
-    majority_arch,
-    products_from_resource_slices,
-)
-from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
-from nvcre.discovery.platform import platform_counts
 from nvcre.errors import UserError
-from nvcre.kube.client import ApiError
-from nvcre.discovery.racks import RACK_LABELS
 
 FORMATS = ("table", "json", "yaml")
+DRA_GPU_DRIVER = "gpu.nvidia.com"
 
 
 def _name(node: Mapping[str, Any]) -> str:
@@ -52,11 +41,18 @@ def _ready(node: Mapping[str, Any]) -> bool:
 
 def dra_gpu_counts(slices: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """GPUs per node from ``gpu.nvidia.com`` ResourceSlices: devices typed ``gpu`` only."""
+    from nvcre.discovery.gpu import gpu_counts_from_resource_slices
+
     return gpu_counts_from_resource_slices(slices)
 
 
 def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping[str, Any]] = ()) -> dict:
     """What nvcre would target: GPU nodes, their platform, architecture and topology."""
+    from nvcre.discovery.gpu import UNKNOWN, hardware_defaults, majority_arch, products_from_resource_slices
+    from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
+    from nvcre.discovery.platform import platform_counts
+    from nvcre.discovery.racks import RACK_LABELS
+
     dra = dra_gpu_counts(slices)
     slice_products = products_from_resource_slices(slices)
     gpu_nodes = [
@@ -89,6 +85,7 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
         warnings.append(f"{len(vote.excluded)} GPU nodes differ from the majority architecture {vote.arch} and would be excluded")
     if defaults is not None and defaults.warning("options.gpusPerNode and options.mlnxPerNode"):
         warnings.append(defaults.warning("options.gpusPerNode and options.mlnxPerNode"))
+    warnings += node_health_warnings(gpu_nodes, per_node)
     if gpu_nodes and not any(_labels(n).get("nvidia.com/gpu.product") for n in gpu_nodes) and not slice_products:
         warnings.append("no nvidia.com/gpu.product labels: install the GPU Operator (GPU Feature Discovery) or the DRA driver")
     return {
@@ -107,6 +104,38 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
         "topology": topology,
         "warnings": warnings,
     }
+
+
+def gpu_condition_failures(node: Mapping[str, Any]) -> list[str]:
+    """The node's GPU conditions that report a problem, as "Type=Status (reason)".
+
+    The same rule as the ``gpu-health-condition`` detector: a condition naming the GPU
+    that ends in Healthy/Ready is bad when False; any other GPU condition when True.
+    """
+    bad = []
+    for c in (node.get("status") or {}).get("conditions") or []:
+        kind = str(c.get("type", ""))
+        if "gpu" not in kind.lower():
+            continue
+        positive = kind.lower().endswith(("healthy", "ready"))
+        if (positive and c.get("status") == "False") or (not positive and c.get("status") == "True"):
+            bad.append(f"{kind}={c.get('status')}" + (f" ({c['reason']})" if c.get("reason") else ""))
+    return bad
+
+
+def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mapping[str, dict]) -> list[str]:
+    """Nodes a run would exclude or fail: a failing GPU condition, or no GPUs to allocate."""
+    warnings = []
+    for n in gpu_nodes:
+        failures = gpu_condition_failures(n)
+        if failures:
+            warnings.append(f"node {_name(n)}: GPU health condition failing: {', '.join(failures)}")
+    missing = sorted(name for name, v in per_node.items() if v["gpus"] == 0 or v["source"].startswith("label"))
+    if missing:
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        warnings.append(f"{len(missing)} GPU node{'s' if len(missing) != 1 else ''} with no allocatable nvidia.com/gpu "
+                        f"(device plugin not running?): {shown}")
+    return warnings
 
 
 def render_table(summary: dict) -> str:
@@ -139,6 +168,8 @@ def info(
     """Platform, GPU product, ready GPU nodes, GPUs and topology labels as nvcre sees them."""
     if output not in FORMATS:
         raise UserError(f"-o/--output: unknown format {output!r}; choose one of {', '.join(FORMATS)}")
+    from nvcre.kube.client import ApiError
+
     with cluster_errors():
         client = connect(kubeconfig, context)
         nodes = client.list("v1", "Node")
@@ -147,9 +178,9 @@ def info(
         except ApiError:  # an API server without DRA, or no permission: count from labels only
             slices = []
     summary = cluster_summary(nodes, slices)
-    if output == "json":
-        typer.echo(json.dumps(summary, indent=2))
-    elif output == "yaml":
-        typer.echo(yaml.safe_dump(summary, sort_keys=False), nl=False)
+    if output in ("json", "yaml"):
+        from nvcre.cli.output import write_document
+
+        write_document(summary, output)
     else:
         typer.echo(render_table(summary), nl=False)

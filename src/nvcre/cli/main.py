@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from nvcre.errors import EXIT_USAGE, UserError
+from nvcre.errors import EXIT_FAILED, EXIT_USAGE, UserError
 from nvcre.cli.apps import app
 
 # Command modules: each registers its commands on a group when imported.
@@ -25,6 +25,7 @@ from nvcre.cli import run as _run  # noqa: F401,E402
 from nvcre.cli import rbac as _rbac  # noqa: F401,E402
 from nvcre.cli import cluster as _cluster  # noqa: F401,E402
 from nvcre.cli import setup as _setup  # noqa: F401,E402
+from nvcre.cli import listing as _listing  # noqa: F401,E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +47,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # noqa: BLE001 - a bug must still not print a traceback
+        return unexpected(err)
     return 0
+
+
+def unexpected(err: BaseException) -> int:
+    """A failure nobody foresaw: one line, exit 1; NVCRE_DEBUG=1 shows the traceback."""
+    import os
+    import traceback
+
+    if os.environ.get("NVCRE_DEBUG"):
+        traceback.print_exc()
+    print(f"error: unexpected {type(err).__name__}: {err} (set NVCRE_DEBUG=1 for the traceback; please report it)",
+          file=sys.stderr)
+    return EXIT_FAILED
 
 
 if __name__ == "__main__":

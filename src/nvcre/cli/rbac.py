@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import typer
-import yaml
 
 from nvcre.cli.apps import rbac_app
 from nvcre.errors import UserError
@@ -51,4 +50,6 @@ def print_binding(
     controller_namespace: str = typer.Option(DEFAULT_CONTROLLER_NAMESPACE, "--controller-namespace", help="Namespace nvcre is installed in."),
 ) -> None:
     """Print the RoleBinding that lets the controller create workloads in NAMESPACE (pipe it to kubectl apply -f -)."""
+    import yaml
+
     typer.echo(yaml.safe_dump(run_access_binding(namespace, release, controller_namespace), sort_keys=False), nl=False)

@@ -10,25 +10,25 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from nvcre.api.load import load_file
-from nvcre.catalog.model import ResolvedCategory
-from nvcre.catalog.resolve import ADAPTERS, render_workload, resolve_category, resolve_workloadrun
 from nvcre.cli.apps import certification_app, workloadrun_app
-from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
-from nvcre.discovery.platform import PLATFORMS, check_platform
 from nvcre.errors import UserError
-from nvcre.planning.partition import plan_groups
-from nvcre.workloads.output import dump_yaml
 
-PLATFORM_HELP = f"Platform to render for: {', '.join(PLATFORMS)}."
+if TYPE_CHECKING:  # pragma: no cover
+    from nvcre.catalog.model import ResolvedCategory
+
+# The catalog, the API models and the renderers load when a render runs (fast --help).
+PLATFORM_HELP = "Platform to render for: aws, gcp, azure, oci, nscale, togetherai, mistral, forge, onprem."
 ARCH_HELP = "GPU architecture (h100, gb200, ...) or product name (NVIDIA-H100-80GB-HBM3)."
 
 
 def _context(platform: str | None, gpu_arch: str | None, target: Any) -> tuple[str, str]:
+    from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
+    from nvcre.discovery.platform import PLATFORMS, check_platform
+
     selector = (getattr(target, "node_selector", None) or {}) if target is not None else {}
     if not gpu_arch and selector.get(PRODUCT_LABEL):
         gpu_arch = selector[PRODUCT_LABEL]
@@ -54,6 +54,8 @@ def _node_names(target: Any, count: int | None) -> list[str]:
 
 def _groups(resolved: ResolvedCategory, nodes: list[str]) -> list[tuple[str, list[str]]]:
     """The groups the controller would run (diagnose: its first round is all nodes)."""
+    from nvcre.planning.partition import plan_groups
+
     scale = resolved.test_scale
     per_job = resolved.nodes_per_job
     if per_job is None and resolved.min_gpus:
@@ -67,7 +69,44 @@ def _groups(resolved: ResolvedCategory, nodes: list[str]) -> list[tuple[str, lis
     return [(g.name, list(g.nodes) or nodes[: g.size]) for g in plan.groups]
 
 
+REDACTED = "<redacted: the controller generates a fresh key pair for each Job>"
+
+
+def redact_secrets(objects: list[dict]) -> list[dict]:
+    """Secrets keep their keys but lose private material: render output is shared and
+    pasted; the controller makes the real key pair in the cluster."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") == "Secret":
+            obj = {**obj}
+            for field in ("data", "stringData"):
+                if isinstance(obj.get(field), dict):
+                    obj[field] = {k: (REDACTED if _is_private(k, v) else v) for k, v in obj[field].items()}
+        out.append(obj)
+    return out
+
+
+def _is_private(key: str, value: object) -> bool:
+    text = str(value)
+    return "PRIVATE KEY" in text or key in ("id_rsa", "id_ed25519", "id_ecdsa", "ssh-privatekey") or (
+        "PRIVATE" in _b64_peek(text))
+
+
+def _b64_peek(text: str) -> str:
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(text[:64] + "=" * (-len(text[:64]) % 4), validate=False).decode("utf-8", "ignore")
+    except (binascii.Error, ValueError):
+        return ""
+
+
 def _emit(objects: list[dict], comments: list[str], output: str) -> None:
+    from nvcre.workloads.output import dump_yaml
+
+    objects = redact_secrets(objects)
+
     if output == "json":
         typer.echo(json.dumps(objects, indent=2))
     elif output == "yaml":
@@ -77,27 +116,36 @@ def _emit(objects: list[dict], comments: list[str], output: str) -> None:
 
 
 def _check_adapter(adapter: str) -> None:
+    from nvcre.catalog.resolve import ADAPTERS
+
     if adapter not in ADAPTERS:
         raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
 
 
 def _objects_of_kind(file: str, kind: str, other_kind: str) -> list:
     """The manifest's objects of ``kind``; none is an error that points at the other render."""
+    from nvcre.api.load import load_file
+
     found = [o for o in load_file(file) if o.kind == kind]
     if not found:
         raise UserError(f"{file}: no {kind} in the file (use 'nvcrectl {other_kind.lower()} render' for {other_kind}s)")
     return found
 
 
-def _render_groups(resolved: ResolvedCategory, base: str, groups: list[tuple[str, list[str]]], *, namespace: str,
-                   adapter: str, target) -> list[dict]:
-    """The workload objects of every group, named as the controller names its Jobs
-    (``<base>-job`` for a single group, else ``<base>-<group>``)."""
+def _render_groups(resolved: ResolvedCategory, workflow: str, groups: list[tuple[str, list[str]]], *, namespace: str,
+                   adapter: str, target, iterations: int = 1) -> list[dict]:
+    """The workload objects of every group, under the names the controller gives them
+    (``nvcre.controller.naming``): Job ``<workflow>-job`` for one group and iteration,
+    else ``<workflow>-<group>-iter-1``; the workload ``<job>-workload``."""
+    from nvcre.catalog.resolve import render_workload
+    from nvcre.controller import naming
+
     objects: list[dict] = []
+    single = len(groups) == 1 and iterations <= 1 and resolved.test_scale != "diagnose"
     for group, members in groups:
-        job = f"{base}-job" if len(groups) == 1 else f"{base}-{group}"
-        objects += render_workload(resolved, name=job, namespace=namespace, nodes=members, adapter=adapter,
-                                   target=target, job=job, group=group)
+        job = naming.job_name(workflow, group, 1, single=single)
+        objects += render_workload(resolved, name=naming.workload_name(job), namespace=namespace, nodes=members,
+                                   adapter=adapter, target=target, job=job, group=group)
     return objects
 
 
@@ -117,6 +165,8 @@ def render_certification(
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
 ) -> None:
     """Print the workload objects a Certification would create, for every category."""
+    from nvcre.catalog.resolve import resolve_category
+
     _check_adapter(adapter)
     certs = _objects_of_kind(file, "Certification", "WorkloadRun")
     objects: list[dict] = []
@@ -135,8 +185,14 @@ def render_certification(
                 f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
                 f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
             )
-            objects += _render_groups(resolved, f"{cert.name}-{resolved.variant}", groups, namespace=ns,
-                                      adapter=adapter, target=spec.target)
+            from nvcre.controller import naming
+
+            raw = category.model_dump(by_alias=True, exclude_none=True, mode="json")
+            workflow = naming.workflow_name(cert.name, raw["domain"], raw["variant"], raw.get("options"))
+            comments[-1] += f"; Workflow {workflow}"
+            repeat = (raw.get("options") or {}).get("repeatCount") or getattr(spec, "repeat_count", None) or 1
+            objects += _render_groups(resolved, workflow, groups, namespace=ns, adapter=adapter, target=spec.target,
+                                      iterations=int(repeat))
     _emit(objects, comments, output)
 
 
@@ -151,6 +207,8 @@ def render_workloadrun(
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
 ) -> None:
     """Print the workload objects a WorkloadRun would create."""
+    from nvcre.catalog.resolve import resolve_workloadrun
+
     _check_adapter(adapter)
     runs = _objects_of_kind(file, "WorkloadRun", "Certification")
     objects: list[dict] = []

@@ -3,8 +3,8 @@
 A run gets its own namespace (``nvcrectl-<timestamp>``) so its workloads, logs and
 Events are easy to find and remove. With ``--wait`` the command shows live progress
 per category and then the same report ``certification report`` prints.
-Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 usage error, 3 still running when
-the wait ended.
+Exit codes: 0 PASSED, 1 FAILED, 2 usage error, 3 cluster unreachable, 4 INCOMPLETE
+or not judged, 5 still running when the wait ended.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from nvcre import API_GROUP_VERSION
 from nvcre.cli.apps import certification_app, workloadrun_app
+from nvcre.cli.output import info
 from nvcre.cli.rbac import DEFAULT_CONTROLLER_NAMESPACE, DEFAULT_RELEASE, run_access_binding
 from nvcre.cli.report import (
     ContextOpt,
@@ -27,25 +28,26 @@ from nvcre.cli.report import (
     KubeconfigOpt,
     OutputOpt,
     ResultsFileOpt,
+    WideOpt,
     check_output_format,
     cluster_errors,
     connect,
     emit,
     fetch_report,
 )
-from nvcre.errors import UserError
-from nvcre.kube.client import ApiError, KubeClient
-from nvcre.report import build_report
-from nvcre.report.collect import collect, not_found_message
-from nvcre.report.model import Report
-from nvcre.report.render import RESULT_EXIT
+from nvcre.errors import EXIT_TIMEOUT, UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nvcre.kube.client import KubeClient
+    from nvcre.report.model import Report
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 RUN_LABEL = "nvcre.nvidia.com/run"
 MIN_DERIVED_TIMEOUT = 30 * 60  # seconds; a derived wait is never shorter
 TIMEOUT_FACTOR = 1.5
 POLL_SECONDS = 2.0
-EXIT_STILL_RUNNING = RESULT_EXIT["RUNNING"]
+EXIT_STILL_RUNNING = EXIT_TIMEOUT  # the wait ended before the run did
+NO_REPORT_YET = ("junit", "markdown", "html")  # formats of a report: they need --wait
 
 
 # ---------------------------------------------------------------- pure helpers
@@ -82,8 +84,26 @@ def parse_categories(values: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def check_catalog(cert_spec: dict, source: str) -> None:
+    """Every category of a manifest exists in the catalog (else the run would only fail
+    later, in the cluster): the field, the value and what is allowed."""
+    from nvcre.catalog.data import load_catalog
+
+    catalog = load_catalog()
+    for i, cat in enumerate(cert_spec.get("categories") or []):
+        domain, variant = cat.get("domain", ""), cat.get("variant", "")
+        if catalog.lookup(domain, variant) is None:
+            known = ", ".join(e.key for e in catalog.sorted_entries())
+            raise UserError(f"{source}: spec.categories[{i}]: unknown category {domain}/{variant}; known: {known}")
+
+
 def derived_timeout(cert_spec: dict) -> float:
-    """How long --wait waits when --timeout is omitted.
+    """How long --wait waits when --timeout is omitted (see ``derived_wait``)."""
+    return derived_wait(cert_spec)[0]
+
+
+def derived_wait(cert_spec: dict) -> tuple[float, str]:
+    """How long --wait waits when --timeout is omitted, and why, in words.
 
     Categories run one after another, so their budgets add up: each category's
     timeoutPerJob (its option, the spec's, else the catalog's; the diagnose budget for
@@ -95,6 +115,7 @@ def derived_timeout(cert_spec: dict) -> float:
 
     catalog = load_catalog()
     total = 0.0
+    terms: list[str] = []
     for cat in cert_spec.get("categories") or []:
         options = cat.get("options") or {}
         entry = catalog.lookup(cat.get("domain", ""), cat.get("variant", ""))
@@ -106,7 +127,20 @@ def derived_timeout(cert_spec: dict) -> float:
             budget = budget or defaults.get("timeoutPerJob") or "1h"
         repeat = options.get("repeatCount") or cert_spec.get("repeatCount") or 1
         total += parse_duration(budget) * int(repeat)
-    return max(MIN_DERIVED_TIMEOUT, total * TIMEOUT_FACTOR)
+        terms.append(f"{human_wait(parse_duration(budget))}" + (f" x {repeat} repeats" if int(repeat) > 1 else ""))
+    wait = max(MIN_DERIVED_TIMEOUT, total * TIMEOUT_FACTOR)
+    return wait, explain_wait(terms, total, wait)
+
+
+def explain_wait(terms: list[str], total: float, wait: float) -> str:
+    """"(1h + 1h30m timeoutPerJob) x 1.5 for scheduling; override with --timeout"."""
+    n = len(terms)
+    cats = f"{n} categor{'y' if n == 1 else 'ies'}"
+    if wait > total * TIMEOUT_FACTOR:
+        why = f"the {human_wait(MIN_DERIVED_TIMEOUT)} minimum ({cats} budget {human_wait(total)})"
+    else:
+        why = f"{cats}: ({' + '.join(terms)} timeoutPerJob) x {TIMEOUT_FACTOR:g} for scheduling and measurement"
+    return f"{why}; override with --timeout"
 
 
 def run_name(now: datetime | None = None) -> str:
@@ -137,6 +171,8 @@ def _ensure_namespace(client: KubeClient, namespace: str, run: str) -> bool:
 
 def _grant_run_access(client: KubeClient, namespace: str, release: str, controller_namespace: str) -> str:
     """Bind the controller's run role in the namespace (needed under rbac.scope=namespaced)."""
+    from nvcre.kube.client import ApiError
+
     try:
         _, created = client.create(run_access_binding(namespace, release, controller_namespace), namespace)
     except ApiError as err:
@@ -169,23 +205,43 @@ def _load_one(file: Path, kind: str) -> dict:
 
 
 def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: str,
-            kubeconfig: str | None, context: str | None) -> KubeClient:
+            kubeconfig: str | None, context: str | None, wait: bool, output: str) -> KubeClient:
     """Create the run namespace, let the controller into it, create the run object, and
-    say where to watch it; the client is returned for the wait."""
+    say where to watch it; the client is returned for the wait.
+
+    Progress and hints go to stderr. Without --wait the created object is the
+    command's result, on stdout in the chosen format; with --wait stdout is the report's.
+    """
     kind, name = obj["kind"].lower(), obj["metadata"]["name"]
     with cluster_errors():
         client = connect(kubeconfig, context)
         created = _ensure_namespace(client, namespace, name)
-        print(f"namespace/{namespace} {'created' if created else 'exists'}")
+        info(f"namespace/{namespace} {'created' if created else 'exists'}")
         note = _grant_run_access(client, namespace, release, controller_namespace)
         if note:
-            print(note, file=sys.stderr)
+            info(note)
         _create(client, obj, namespace)
-    print(f"{kind}.nvcre.nvidia.com/{name} created in namespace {namespace}")
-    print(f"  watch:  kubectl get {kind}s -n {namespace} -w")
-    print(f"  report: nvcrectl {kind} report {name} -n {namespace}")
-    sys.stdout.flush()
+    ref = f"{kind}.nvcre.nvidia.com/{name}"
+    if wait or output != "text":
+        info(f"{ref} created in namespace {namespace}")
+    if not wait:
+        _print_created(obj, ref, namespace, output)
+    info(f"  watch:  kubectl get {kind}s -n {namespace} -w")
+    info(f"  report: nvcrectl {kind} report {name} -n {namespace}")
     return client
+
+
+def _print_created(obj: dict, ref: str, namespace: str, output: str) -> None:
+    """The created object on stdout: a line (text), its name, or the object (json/yaml)."""
+    if output == "text":
+        sys.stdout.write(f"{ref} created in namespace {namespace}\n")
+    elif output == "name":
+        sys.stdout.write(ref + "\n")
+    else:
+        from nvcre.cli.output import write_document
+
+        write_document(obj, output)
+    sys.stdout.flush()
 
 
 def _progress_lines(report: Report, elapsed: float) -> list[str]:
@@ -224,6 +280,9 @@ def wait_for(client: KubeClient, kind: str, name: str, namespace: str, timeout: 
     On a terminal a live table shows each category's phase, groups done of total,
     Blocked lines and elapsed time; otherwise a line is printed whenever one changes.
     """
+    from nvcre.report import build_report
+    from nvcre.report.collect import collect
+
     start = time.monotonic()
     interactive = sys.stderr.isatty()
     seen: set[str] = set()
@@ -258,20 +317,21 @@ def wait_for(client: KubeClient, kind: str, name: str, namespace: str, timeout: 
 
 
 def _finish(
-    client: KubeClient, kind: str, name: str, namespace: str, wait: bool, timeout: float, output: str, files: tuple
+    client: KubeClient, kind: str, name: str, namespace: str, wait: bool, timeout: float, output: str, files: tuple,
+    *, why: str = "", wide: bool = False,
 ) -> None:
     if not wait:
         return
-    print(f"waiting up to {human_wait(timeout)} for {kind.lower()} {name} ...", file=sys.stderr)
+    info(f"waiting up to {human_wait(timeout)} for {kind.lower()} {name}" + (f" ({why})" if why else "") + " ...")
     with cluster_errors():
         report, finished = wait_for(client, kind, name, namespace, timeout)
         report = fetch_report(client, kind, name, namespace)  # with node layout for the final render
-    code = emit(report, output, *files)
+    code = emit(report, output, *files, wide=wide)
     if not finished:
         stop = (
             f"nvcrectl certification cleanup {name} -n {namespace}"
             if kind == "Certification"
-            else f"kubectl delete workloadrun {name} -n {namespace}"
+            else f"nvcrectl workloadrun cleanup {name} -n {namespace}"
         )
         print(
             f"timed out after {human_wait(timeout)}; the run keeps going.\n"
@@ -285,9 +345,11 @@ def _finish(
         raise typer.Exit(code)
 
 
-def _check_files_need_wait(wait: bool, files: tuple) -> None:
+def _check_files_need_wait(wait: bool, files: tuple, output: str = "text") -> None:
     if not wait and any(f is not None for f in files):
         raise UserError("--results-file, --junit-file and --html-file need --wait (there is no result to write yet)")
+    if not wait and output in NO_REPORT_YET:
+        raise UserError(f"-o {output} is a report format and needs --wait; without it use text, name, json or yaml")
 
 
 # ---------------------------------------------------------------- commands
@@ -303,6 +365,7 @@ def certification_run(
     wait: bool = typer.Option(False, "--wait", help="Show live progress, then the report."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="With --wait: how long to wait (e.g. 45m). Default: from the categories' budgets."),
     output: str = OutputOpt,
+    wide: bool = WideOpt,
     results_file: Optional[Path] = ResultsFileOpt,
     junit_file: Optional[Path] = JunitFileOpt,
     html_file: Optional[Path] = HtmlFileOpt,
@@ -316,11 +379,12 @@ def certification_run(
     if bool(category) == bool(cert_file):
         raise UserError("give either --category (one or more) or --cert-file, not both and not neither")
     check_output_format(output)
-    _check_files_need_wait(wait, files)
+    _check_files_need_wait(wait, files, output)
     if cert_file is not None:
         if test_scale:
             raise UserError("--test-scale goes with --category; in a --cert-file set spec.testScale instead")
         cert = _load_one(cert_file, "Certification")
+        check_catalog(cert["spec"], str(cert_file))
     else:
         pairs = parse_categories(category)
         spec: dict = {
@@ -333,7 +397,7 @@ def certification_run(
         from nvcre.api.load import parse_object
 
         parse_object(cert, source="--category")  # the same validation a manifest gets
-    wait_seconds = (parse_timeout(timeout) if timeout else derived_timeout(cert["spec"])) if wait else 0.0
+    wait_seconds, why = (parse_timeout(timeout), "--timeout") if timeout else derived_wait(cert["spec"])
     if name:
         cert["metadata"]["name"] = name
     cname = cert["metadata"].get("name") or run_name()
@@ -344,8 +408,8 @@ def certification_run(
     cert["metadata"].setdefault("labels", {})[MANAGED_BY] = "nvcrectl"
 
     client = _submit(cert, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context)
-    _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files)
+                     kubeconfig=kubeconfig, context=context, wait=wait, output=output)
+    _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files, why=why, wide=wide)
 
 
 @workloadrun_app.command("run")
@@ -356,6 +420,7 @@ def workloadrun_run(
     wait: bool = typer.Option(False, "--wait", help="Show live progress, then the report."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="With --wait: how long to wait. Default: from timeoutPerJob."),
     output: str = OutputOpt,
+    wide: bool = WideOpt,
     results_file: Optional[Path] = ResultsFileOpt,
     junit_file: Optional[Path] = JunitFileOpt,
     html_file: Optional[Path] = HtmlFileOpt,
@@ -369,7 +434,7 @@ def workloadrun_run(
 
     files = (results_file, junit_file, html_file)
     check_output_format(output)
-    _check_files_need_wait(wait, files)
+    _check_files_need_wait(wait, files, output)
     run = _load_one(file, "WorkloadRun")
     if name:
         run["metadata"]["name"] = name
@@ -377,12 +442,53 @@ def workloadrun_run(
         run["metadata"]["name"] = run_name()
     orch = run["spec"].get("orchestration") or {}
     budget = parse_duration(orch.get("timeoutPerJob") or "1h") * int(orch.get("repeatCount") or 1)
-    wait_seconds = (parse_timeout(timeout) if timeout else max(MIN_DERIVED_TIMEOUT, budget * TIMEOUT_FACTOR)) if wait else 0.0
+    per_job = parse_duration(orch.get("timeoutPerJob") or "1h")
+    repeat = int(orch.get("repeatCount") or 1)
+    if timeout:
+        wait_seconds, why = parse_timeout(timeout), "--timeout"
+    else:
+        wait_seconds = max(MIN_DERIVED_TIMEOUT, budget * TIMEOUT_FACTOR)
+        why = explain_wait([human_wait(per_job) + (f" x {repeat} repeats" if repeat > 1 else "")], budget, wait_seconds)
     ns = namespace or run["metadata"].get("namespace") or run_name()
     run["metadata"]["namespace"] = ns
     client = _submit(run, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context)
-    _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files)
+                     kubeconfig=kubeconfig, context=context, wait=wait, output=output)
+    _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files, why=why, wide=wide)
+
+
+def _cleanup(kind: str, name: str, namespace: str, keep_namespace: bool, timeout: str,
+             kubeconfig: str | None, context: str | None) -> None:
+    """Delete a run object with foreground propagation, wait until it is gone, and remove
+    the namespace `run` made for it (labelled as ours and named after this run)."""
+    from nvcre.report.collect import not_found_message
+
+    wait_seconds = parse_timeout(timeout)
+    lower = kind.lower()
+    with cluster_errors():
+        client = connect(kubeconfig, context)
+        obj = client.get(API_GROUP_VERSION, kind, name, namespace)
+        if obj is None:
+            raise UserError(not_found_message(client, kind, name, namespace))
+        client.delete(API_GROUP_VERSION, kind, name, namespace, propagation="Foreground")
+        children = "Workflows, Jobs and workloads" if kind == "Certification" else "Jobs and workloads"
+        print(f"{lower}.nvcre.nvidia.com/{name} deleted (its {children} go with it)")
+        ns = client.get("v1", "Namespace", namespace) or {}
+        labels = (ns.get("metadata") or {}).get("labels") or {}
+        ours = labels.get(MANAGED_BY) == "nvcrectl" and labels.get(RUN_LABEL) == name
+        deadline = time.monotonic() + wait_seconds
+        while client.get(API_GROUP_VERSION, kind, name, namespace) is not None:
+            if time.monotonic() > deadline:
+                raise UserError(
+                    f"{lower} {name!r} is still being deleted after {timeout}; check its finalizers: "
+                    f"kubectl get {lower} {name} -n {namespace} -o yaml",
+                    exit_code=EXIT_TIMEOUT,
+                )
+            time.sleep(0.5)
+        if ours and not keep_namespace:
+            client.delete("v1", "Namespace", namespace)
+            print(f"namespace/{namespace} deleted (nvcrectl created it for this run)")
+        elif ours:
+            print(f"namespace/{namespace} kept (--keep-namespace)")
 
 
 @certification_app.command("cleanup")
@@ -396,28 +502,18 @@ def certification_cleanup(
 ) -> None:
     """Delete a Certification and what it created (Workflows, Jobs, workloads), and the
     namespace `certification run` made for it."""
-    wait_seconds = parse_timeout(timeout)
-    with cluster_errors():
-        client = connect(kubeconfig, context)
-        cert = client.get(API_GROUP_VERSION, "Certification", name, namespace)
-        if cert is None:
-            raise UserError(not_found_message(client, "Certification", name, namespace))
-        client.delete(API_GROUP_VERSION, "Certification", name, namespace, propagation="Foreground")
-        print(f"certification.nvcre.nvidia.com/{name} deleted (its Workflows, Jobs and workloads go with it)")
-        ns = client.get("v1", "Namespace", namespace) or {}
-        labels = (ns.get("metadata") or {}).get("labels") or {}
-        ours = labels.get(MANAGED_BY) == "nvcrectl" and labels.get(RUN_LABEL) == name
-        deadline = time.monotonic() + wait_seconds
-        while client.get(API_GROUP_VERSION, "Certification", name, namespace) is not None:
-            if time.monotonic() > deadline:
-                raise UserError(
-                    f"certification {name!r} is still being deleted after {timeout}; check its finalizers: "
-                    f"kubectl get certification {name} -n {namespace} -o yaml",
-                    exit_code=1,
-                )
-            time.sleep(0.5)
-        if ours and not keep_namespace:
-            client.delete("v1", "Namespace", namespace)
-            print(f"namespace/{namespace} deleted (nvcrectl created it for this run)")
-        elif ours:
-            print(f"namespace/{namespace} kept (--keep-namespace)")
+    _cleanup("Certification", name, namespace, keep_namespace, timeout, kubeconfig, context)
+
+
+@workloadrun_app.command("cleanup")
+def workloadrun_cleanup(
+    name: str = typer.Argument(..., help="The WorkloadRun to remove."),
+    namespace: str = typer.Option("default", "--namespace", "-n", help="Its namespace."),
+    keep_namespace: bool = typer.Option(False, "--keep-namespace", help="Keep the run namespace even if nvcrectl created it."),
+    timeout: str = typer.Option("2m", "--timeout", help="How long to wait for the deletion to finish."),
+    kubeconfig: Optional[str] = KubeconfigOpt,
+    context: Optional[str] = ContextOpt,
+) -> None:
+    """Delete a WorkloadRun and what it created (Jobs, workloads, pods), and the namespace
+    `workloadrun run` made for it. Read its report first: the pods' logs go with it."""
+    _cleanup("WorkloadRun", name, namespace, keep_namespace, timeout, kubeconfig, context)

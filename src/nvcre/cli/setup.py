@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 import yaml
@@ -28,8 +28,9 @@ from nvcre.cli.apps import setup_app
 from nvcre.cli.rbac import release_fullname
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
 from nvcre.errors import UserError
-from nvcre.kube.client import KubeClient
-from nvcre.report.collect import list_if_allowed
+
+if TYPE_CHECKING:  # pragma: no cover - the client loads when a command connects
+    from nvcre.kube.client import KubeClient
 
 INIT_PHASES = ("deps", "helm")
 RESET_PHASES = ("cr", "helm", "deps")
@@ -390,6 +391,8 @@ def status(
             n for n in ours if any(x.get("type") == "Established" and x.get("status") == "True" for x in crds[n].get("status", {}).get("conditions", []))
         ]
         _check(rows, len(established) >= 7, "CRDs", f"{len(established)} of 7 nvcre kinds established" + (f" ({', '.join(n.split('.')[0] for n in ours)})" if ours else ""))
+        from nvcre.report.collect import list_if_allowed
+
         helm_secrets = list_if_allowed(client, "v1", "Secret", namespace, label_selector=f"owner=helm,name={release}")
         latest = max(helm_secrets, key=lambda s: int(s["metadata"]["labels"].get("version", "0")), default=None)
         rel_status = latest["metadata"]["labels"].get("status") if latest else None

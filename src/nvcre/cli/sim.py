@@ -8,7 +8,6 @@ control plane it started, leaving nothing running.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -18,10 +17,9 @@ import typer
 
 from nvcre.cli.apps import sim_app
 from nvcre.errors import UserError
-from nvcre.sim.faults import FaultModel, Scenario, load_scenario, parse_fault_flag
-from nvcre.sim.fleet import FLEET_LABEL, GPU_HEALTH_CONDITION, FleetSpec, build_fleet
-from nvcre.sim.kubelet import KubeletConfig
-from nvcre.sim.process import load_fleet, self_signed_kubelet_cert, start_fleet, stop_fleet
+
+# The simulator (aiohttp, the fault model) loads when a sim command runs, so the
+# rest of nvcrectl starts fast.
 
 SIM_STATE = "sim.json"
 DEFAULTS = {"nodes": 16, "platform": "aws", "gpu": "h100", "racks": 2, "time_scale": 60.0, "dra": False}
@@ -59,6 +57,11 @@ def up(
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where the kubelet keeps its pid, log and ground truth."),
 ) -> None:
     """Start the control plane (unless --kubeconfig) and a simulated GPU fleet."""
+    from nvcre.sim.faults import FaultModel, Scenario, load_scenario, parse_fault_flag
+    from nvcre.sim.fleet import FleetSpec, build_fleet
+    from nvcre.sim.kubelet import KubeletConfig
+    from nvcre.sim.process import load_fleet, self_signed_kubelet_cert, start_fleet
+
     shape = load_scenario(scenario) if scenario is not None else Scenario()
     fleet_shape = shape.fleet
     spec = FleetSpec(
@@ -138,6 +141,7 @@ def up(
 
 async def _cluster_view(kubeconfig: str, fleet_name: str) -> dict[str, Any]:
     from nvcre.sim.apiclient import ApiClient, load_kubeconfig
+    from nvcre.sim.fleet import FLEET_LABEL, GPU_HEALTH_CONDITION
 
     api = ApiClient(load_kubeconfig(kubeconfig))
     try:
@@ -186,6 +190,10 @@ def status(
             typer.echo(f"control plane: running at {plane.server} ({parts})")
     elif sim_state.get("kubeconfig"):
         typer.echo(f"control plane: external ({sim_state['kubeconfig']})")
+    import asyncio
+
+    from nvcre.sim.process import load_fleet
+
     handle = load_fleet(directory)
     if handle is None:
         typer.echo("fleet: not running")
@@ -212,6 +220,8 @@ def down(
     """Stop the fake kubelet, delete the fleet's nodes and stop the control plane `sim up` started."""
     directory = _state_dir(state_dir)
     sim_state = _read_state(directory)
+    from nvcre.sim.process import stop_fleet
+
     stopped = stop_fleet(directory, delete=True)
     typer.echo("fleet: stopped and its nodes deleted" if stopped else "fleet: nothing running")
     if sim_state.get("ownsControlPlane") and sim_state.get("controlPlaneWorkdir"):

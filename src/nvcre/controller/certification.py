@@ -273,9 +273,17 @@ def _mark_category(
                 generation=o["metadata"].get("generation"),
             )
         ost["summary"] = _summary(entries, ost.get("failedNodes") or [], ost.get("excludedNodes") or [])
-        return ost != before
+        changed = ost != before
+        if changed and status == "Failed":
+            outcome["failed"] = message
+        return changed
 
-    write_status(ctx, cert, mutate)
+    outcome: dict = {}
+    written = write_status(ctx, cert, mutate)
+    if "failed" in outcome and written is not None:  # the phase stays InProgress (next category); the Event says what happened
+        ctx.events.emit(written or cert, "Warning", R.WORKFLOW_FAILED,
+                        f"Workflow for category {cat['domain']}/{cat['variant']} failed"
+                        + (f": {outcome['failed']}" if outcome["failed"] else ""))
     return 0.0
 
 

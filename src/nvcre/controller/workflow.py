@@ -301,9 +301,10 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
         except Exception as err:  # refused by the API server: decide without it
             child, created, note = None, False, f"the isolation Workflow could not be created: {err}"[:512]
         if created:
-            ctx.events.emit(wf, "Normal", WorkflowReason.ISOLATING_FAULTS,
-                            f"Created Workflow {iso['workflow']}: diagnose over {len(iso.get('nodes') or [])} nodes of "
-                            f"{len(iso.get('groups') or [])} groups that missed a bandwidth threshold")
+            started = (f"Created Workflow {iso['workflow']}: diagnose over {len(iso.get('nodes') or [])} nodes of "
+                       f"{len(iso.get('groups') or [])} groups that missed a bandwidth threshold")
+            ctx.events.emit(wf, "Normal", WorkflowReason.ISOLATING_FAULTS, started)
+            _emit_on_owner(ctx, wf, "Normal", "IsolationStarted", started)
             return ctx.settings.resync_seconds
     if child is not None and not L.controlled_by(child, wf):
         child, note = None, f"Workflow {iso['workflow']} exists and is not controlled by Workflow {meta['name']}"
@@ -325,9 +326,22 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
     written = write_workflow_status(ctx, wf, mutate)
     if written is not None and outcome:
         sharp = outcome["phase"] == isolation.SUCCEEDED
-        ctx.events.emit(written, "Normal" if sharp else "Warning", "FaultsIsolated" if sharp else "IsolationInconclusive",
-                        outcome["summary"])
+        kind, reason = ("Normal", "FaultsIsolated") if sharp else ("Warning", "IsolationInconclusive")
+        ctx.events.emit(written, kind, reason, outcome["summary"])
+        _emit_on_owner(ctx, written, kind, reason, f"{meta['name']}: {outcome['summary']}")
     return None
+
+
+def _emit_on_owner(ctx: Context, wf: dict, event_type: str, reason: str, note: str) -> None:
+    """The same Event on the Certification (or WorkloadRun) that owns the Workflow, so
+    ``kubectl describe certification`` tells the isolation story too."""
+    meta = wf.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") in ("Certification", "WorkloadRun") and ref.get("controller", True):
+            owner = {"apiVersion": ref.get("apiVersion", NVCRE_API_VERSION), "kind": ref["kind"],
+                     "metadata": {"name": ref["name"], "namespace": meta.get("namespace"), "uid": ref.get("uid")}}
+            ctx.events.emit(owner, event_type, reason, note)
+            return
 
 
 def _summary(g: dict) -> dict:

@@ -67,6 +67,8 @@ def build_report(objects: RunObjects, now: datetime | None = None) -> Report:
     ]
 
     exclusions = collect_exclusions(status, workflows)
+    for ex in exclusions:  # a node excluded by one category may still have run in another
+        ex.ran_in = [c.key for c in categories if any(ex.name in g.nodes for g in c.groups)]
     conditions = [to_condition(c) for c in status.get("conditions") or []]
     result = overall_result(status.get("conditions") or [], categories, exclusions)
 
@@ -183,7 +185,7 @@ def node_result_rows(report: Report, node_domains: dict[str, str]) -> list[NodeR
             r.reasons.append(label)
     for ex in report.exclusions:
         r = entry(ex.name)
-        if r.status != "Failed":  # a node that failed somewhere shows failed, excluded or not
+        if r.status == "Untested":  # a node that ran somewhere shows how it did there
             r.status = "Excluded"
         label = f"excluded: {ex.reason}" if ex.reason else "excluded"
         if label not in r.reasons:

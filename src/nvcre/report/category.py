@@ -17,6 +17,7 @@ from nvcre.report.failures import (
     collect_failed_groups,
     next_step_hints,
 )
+from nvcre.report.evidence import attach_evidence, threshold_sources
 from nvcre.report.format import human_duration, to_float
 from nvcre.report.groups import group_result, group_jobs_without_status, aggregate_bandwidth
 from nvcre.report.model import CategoryReport, Diagnosis, GroupResult, TrainingResult
@@ -224,6 +225,7 @@ def category_report(
         exercised_nodes=exercised,
         mnnvl=mnnvl_label(plan, spec, orch),
         thresholds=thresholds,
+        threshold_sources=threshold_sources(plan.options, spec, thresholds),
         bus_bw_minimum_gbps=bus_min,
         bandwidth=aggregate_bandwidth(groups, bus_min),
         transport=sorted({t for g in groups for t in g.transport}),
@@ -240,6 +242,7 @@ def category_report(
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
     category.isolation = isolation_text(orch.get("isolation"))
     category.next_steps = next_step_hints(category, namespace)
+    attach_evidence(category, namespace)
     return category
 
 

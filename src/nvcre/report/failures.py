@@ -53,7 +53,8 @@ def collect_failed_groups(
         job = jobs_by_name.get(g.job_name) if g.job_name else None
         rec = recorded.get(g.name) or {}
         reason = rec.get("message") or job_failure_reason(job) or rec.get("reason") or fallback_reason(g, failed_nodes)
-        log = rec.get("failureLog") or ((job or {}).get("status") or {}).get("failureLog")
+        # the Job keeps the whole excerpt; the Workflow's copy is cut to 512 characters
+        log = ((job or {}).get("status") or {}).get("failureLog") or rec.get("failureLog")
         out.append(
             FailedGroup(
                 name=g.name,

@@ -93,7 +93,17 @@ def attach_bandwidth(
         group.bus_bw, group.bus_bw_gbps = peak.bus_bw, peak.bus_bw_gbps
         if bus_min is not None and peak.bus_bw_gbps < bus_min:
             group.below_min = True
-            peak.low = True
+        if bus_min is not None:
+            mark_low(rows, bus_min)
+
+
+def mark_low(rows: list[BandwidthRow], bus_min: float) -> None:
+    """LOW on every headline row (1 MB and up) under the bar; below 1 MB latency rules
+    and every row would be LOW, which says nothing."""
+    from nvcre.report.format import HEADLINE_MIN_BYTES
+
+    for row in rows:
+        row.low = row.size_bytes >= HEADLINE_MIN_BYTES and row.bus_bw_gbps < bus_min
 
 
 def _row(size: int, alg_shown, bus_shown, alg: float, bus: float, samples: int, provisional: bool) -> BandwidthRow:
@@ -134,10 +144,16 @@ def bandwidth_source(job: dict | None, bms: list[dict]) -> tuple[list[dict], lis
 
 
 def aggregate_bandwidth(groups: list[GroupResult], bus_min: float | None) -> list[BandwidthRow]:
-    """The category's table: one group as measured; several averaged per size, weighted by samples."""
+    """The category's table: one group as measured; several averaged per size, weighted
+    by samples, but only when they sit on the same side of the bar. When some groups
+    are below it, the table is the worst group's: a mean of good and bad groups is a
+    number no group measured (every group's own table is in ``groups[].bandwidth``)."""
     measured = [g for g in groups if g.bandwidth and not g.provisional] or [g for g in groups if g.bandwidth]
     if not measured:
         return []
+    if bus_min is not None and any(g.below_min for g in measured) and not all(g.below_min for g in measured):
+        worst = min(measured, key=lambda g: g.bus_bw_gbps if g.bus_bw_gbps is not None else float("inf"))
+        return [row.model_copy() for row in worst.bandwidth]
     if len(measured) == 1:
         return [row.model_copy() for row in measured[0].bandwidth]
     by_size: dict[int, list[BandwidthRow]] = {}
@@ -153,6 +169,5 @@ def aggregate_bandwidth(groups: list[GroupResult], bus_min: float | None) -> lis
         rows.append(_row(size, alg, bus, round(alg, 2), round(bus, 2), sum(r.samples for r in items),
                          any(r.provisional for r in items)))
     if bus_min is not None and rows:
-        peak = max(rows, key=lambda r: r.bus_bw_gbps)
-        peak.low = peak.bus_bw_gbps < bus_min
+        mark_low(rows, bus_min)
     return rows

@@ -104,21 +104,40 @@ def _facts(report: Report) -> str:
 
 def _failed_nodes(report: Report) -> str:
     """One row per distinct blame: a whole group blamed with one message is one row."""
-    rows: dict[tuple, list[str]] = {}
+    rows: dict[tuple, list] = {}
     for n in report.failed_node_details:
-        rows.setdefault((n.reason, n.message, n.category, n.group), []).append(n.name)
+        e = n.evidence
+        key = (n.reason, n.message, n.category, n.group, e.measured if e else None, e.pod if e else None)
+        rows.setdefault(key, []).append(n)
     body = []
-    for (reason, message, category, group), names in rows.items():
-        who = ", ".join(f"<code>{escape(x)}</code>" for x in names)
+    for (reason, message, category, group, _, _), nodes in rows.items():
+        who = ", ".join(f"<code>{escape(x.name)}</code>" for x in nodes)
+        e = nodes[0].evidence
+        facts = [escape(message)] if message else []
+        if e is not None:
+            if e.measured:
+                facts.append(f"<b>measured</b> {escape(e.measured)}" + (f" ({escape(e.metric)})" if e.metric else ""))
+            if e.bar:
+                facts.append(f"<b>bar</b> <code>{escape(e.bar)}</code>" + (f", set in {escape(e.bar_source)}" if e.bar_source else ""))
+            if e.peer_median:
+                facts.append(f"<b>peers</b> median {escape(e.peer_median)} over {e.peers} other group{'s' if e.peers != 1 else ''}")
+            source = ", ".join(x for x in (f"Job {e.job}" if e.job else "", f"pod {e.pod} on {e.node}" if e.pod else "") if x)
+            if source:
+                facts.append(f"<b>from</b> {escape(source)}")
+            if e.log_tail:
+                facts.append("<pre>" + escape("\n".join(e.log_tail)) + "</pre>")
+        step = escape(e.next_step) if e is not None and e.next_step else ""
         body.append(
             f"<tr><td>{who}</td>"
             f'<td><span class="reason {escape(reason)}">{escape(reason)}</span></td>'
             f"<td>{escape(category)}{' · ' + escape(group) if group else ''}</td>"
-            f"<td>{escape(message)}</td></tr>"
+            f"<td>{'<br>'.join(facts)}</td><td>{step}</td></tr>"
         )
+    cordon = " ".join(report.failed_nodes)
     return (
         '<h2>Failed nodes</h2><div class="card"><table><thead><tr><th>Node</th><th>Reason</th><th>Where</th>'
-        f"<th>Evidence</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        f"<th>Evidence</th><th>Next step</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"<p>Cordon them: <code>kubectl cordon {escape(cordon)}</code></p></div>"
     )
 
 
@@ -349,9 +368,13 @@ def _nice_step(raw: float) -> float:
 
 
 def _exclusions(report: Report) -> str:
-    rows = "".join(f"<tr><td><code>{escape(e.name)}</code></td><td>{escape(e.reason)}</td></tr>" for e in report.exclusions)
+    rows = "".join(
+        f"<tr><td><code>{escape(e.name)}</code></td><td>{escape(e.reason)}</td>"
+        f"<td>{escape(', '.join(e.ran_in)) if e.ran_in else 'not tested'}</td></tr>"
+        for e in report.exclusions
+    )
     return (
-        "<h2>Excluded nodes</h2><div class='card'><p>These target nodes were not tested, so a passing run is "
-        "INCOMPLETE rather than PASSED.</p><table><thead><tr><th>Node</th><th>Why</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
+        "<h2>Excluded nodes</h2><div class='card'><p>Categories left these target nodes out, so a passing run is "
+        "INCOMPLETE rather than PASSED. A node that still ran in some category shows where.</p><table><thead><tr>"
+        f"<th>Node</th><th>Why</th><th>Ran in</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )

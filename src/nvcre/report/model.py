@@ -51,6 +51,29 @@ class FailureLog(_Model):
     tail: str | None = None
 
 
+class NodeEvidence(_Model):
+    """What a person checks before acting on a failed node: the number against the bar,
+    what its peers did, where the evidence came from, and what to do next."""
+
+    metric: str | None = None  # the threshold key ("busBandwidthGBps")
+    measured: str | None = None  # display form with unit ("185.75 GB/s")
+    measured_value: float | None = None
+    unit: str | None = None
+    bar: str | None = None  # the threshold expression ("value >= 300")
+    bar_source: str | None = None  # where the bar was set (the category's options, spec, catalog)
+    peer_median: str | None = None
+    peer_median_value: float | None = None
+    peers: int = 0  # how many other groups the median is over
+    group: str | None = None
+    job: str | None = None
+    pod: str | None = None
+    node: str | None = None  # the node the evidence's pod ran on
+    log_tail: list[str] = Field(default_factory=list)  # whole lines from this node's own pod
+    log_note: str | None = None  # why no tail is shown (the captured pod ran elsewhere)
+    next_step: str | None = None
+    kind: str | None = None  # nic | gpu | link | rack | workload | scheduling
+
+
 class FailedNode(_Model):
     """A node the run blamed, why, and in which category."""
 
@@ -59,6 +82,7 @@ class FailedNode(_Model):
     message: str = ""
     category: str = ""  # domain/variant
     group: str | None = None
+    evidence: NodeEvidence | None = None
 
 
 class FailedGroup(_Model):
@@ -133,6 +157,7 @@ class CategoryReport(_Model):
     exercised_nodes: int | None = None
     mnnvl: str | None = None  # Enabled | Disabled
     thresholds: dict[str, str] = Field(default_factory=dict)
+    threshold_sources: dict[str, str] = Field(default_factory=dict)  # key -> where it was set
     bus_bw_minimum_gbps: float | None = Field(default=None, alias="busBWMinimumGBps")
     bandwidth: list[BandwidthRow] = Field(default_factory=list)
     transport: list[str] = Field(default_factory=list)
@@ -156,6 +181,7 @@ class CategoryReport(_Model):
 class Exclusion(_Model):
     name: str
     reason: str = ""
+    ran_in: list[str] = Field(default_factory=list)  # categories that did run on it (domain/variant)
 
 
 class NodeResult(_Model):

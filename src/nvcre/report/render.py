@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from nvcre.errors import UserError
+from nvcre.errors import EXIT_FAILED, EXIT_NOT_JUDGED, EXIT_OK, UserError
 from nvcre.report.html import render_html
 from nvcre.report.json_report import render_json
 from nvcre.report.junit import render_junit
@@ -12,17 +12,28 @@ from nvcre.report.markdown import render_markdown
 from nvcre.report.model import Report
 from nvcre.report.text import render_text
 
+
+def render_yaml(report: Report) -> str:
+    """The JSON report's document as YAML (same keys, same values)."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(report.to_json_dict(), Dumper=dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
 RENDERERS: dict[str, Callable[[Report], str]] = {
     "text": render_text,
     "json": render_json,
+    "yaml": render_yaml,
     "junit": render_junit,
     "markdown": render_markdown,
     "html": render_html,
 }
 
-# Exit codes a report's result maps to: PASSED and INCOMPLETE succeed, FAILED fails,
-# RUNNING is "not finished" (3) so a script can tell it from a failure.
-RESULT_EXIT = {"PASSED": 0, "INCOMPLETE": 0, "FAILED": 1, "RUNNING": 3}
+# Exit codes a report's result maps to (the table in docs/user-guide.md): PASSED 0,
+# FAILED 1, INCOMPLETE and RUNNING 4 (no verdict yet), so a script tells a bad cluster
+# from a run that has not finished or that nothing judged.
+RESULT_EXIT = {"PASSED": EXIT_OK, "FAILED": EXIT_FAILED, "INCOMPLETE": EXIT_NOT_JUDGED, "RUNNING": EXIT_NOT_JUDGED}
 
 
 def render(report: Report, fmt: str) -> str:

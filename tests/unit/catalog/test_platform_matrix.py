@@ -26,7 +26,6 @@ from nvcre.catalog.resolve import mpirun_argv, render_workload, resolve_category
 from nvcre.workloads.output import dump_yaml
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "platforms"
-KEYPAIR = ("<private key generated per render>", "<public key generated per render>")
 
 # Entry classes as the reference's table names them.
 CLASSES = {
@@ -250,7 +249,7 @@ def _render(r: ResolvedCategory) -> list[dict]:
         nodes = [f"node-{i:03d}" for i in range(1, (r.valid_node_count(8) or 8) + 1)]
     name = f"golden-{r.variant}"
     return render_workload(r, name=name, namespace="nvcre-golden", nodes=nodes, adapter="native",
-                           job=name, group="group-0", ssh_keypair=KEYPAIR)
+                           job=name, group="group-0")
 
 
 def _command_line(r: ResolvedCategory) -> str:

@@ -204,7 +204,9 @@ def test_a_workflow_bound_to_someone_elses_workloadrun_needs_escalate():
 
 
 def test_host_access_categories_match_the_catalog():
-    """The chart's list is exactly the categories some platform renders with host access."""
+    """The chart's list is exactly the categories some platform renders with host access,
+    under their names and every alias the catalog accepts for them (the policy compares
+    what the user wrote, so an alias must not slip past it)."""
     from nvcre.controller.spec_guard import CREATABLE  # noqa: F401  (same kinds the controller creates)
 
     values = yaml.safe_load((CHART / "values.yaml").read_text())
@@ -218,4 +220,6 @@ def test_host_access_categories_match_the_catalog():
             text = str(objects)
             if "'hostPath'" in text or "'privileged': True" in text or any(p.get("hostNetwork") for p in pods):
                 expected.add(entry.key)
+    catalog = load_catalog()
+    expected |= {f"{d}/{v}" for (d, v), target in catalog.aliases.items() if f"{target[0]}/{target[1]}" in expected}
     assert sorted(values["admissionPolicy"]["hostAccessCategories"]) == sorted(expected)

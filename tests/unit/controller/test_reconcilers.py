@@ -312,3 +312,22 @@ def test_unknown_architecture_sizing_is_announced_once_per_category():
     reconcile_certification(ctx, "ns", "x")
     reconcile_certification(ctx, "ns", "x")
     assert kube.events.count(("Warning", "GPUArchitectureDefaults")) == 1
+
+
+def test_a_failed_category_leaves_a_workflow_failed_event_on_the_certification(world):
+    kube, ctx = world
+    reconcile_certification(ctx, "ns", "cert")
+    wf_name = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    key = (f"{API}/Workflow", "ns", wf_name)
+    wf = kube.objects[key]
+    wf.setdefault("status", {})["conditions"] = [
+        {"type": "Failed", "status": "True", "reason": "IterationsFailed", "message": "1 groups failed across 1 iterations",
+         "lastTransitionTime": "2026-11-30T00:00:00Z"},
+    ]
+    kube.events.clear()
+    reconcile_certification(ctx, "ns", "cert")
+    reconcile_certification(ctx, "ns", "cert")
+    st = kube.get(API, "Certification", "cert", "ns")["status"]
+    assert st["categoryStatuses"][0]["status"] == "Failed"
+    assert kube.events.count(("Warning", "WorkflowFailed")) == 1, kube.events
+    assert st["categoryStatuses"][1]["status"] == "InProgress"  # not the final verdict: the category Event

@@ -150,8 +150,17 @@ def test_html_escapes_untrusted_text():
 
 
 def test_render_rejects_an_unknown_format():
-    with pytest.raises(UserError, match="unknown format 'yaml'"):
-        render(build_report(samples.passing_gb300()), "yaml")
+    with pytest.raises(UserError, match="unknown format 'xml'"):
+        render(build_report(samples.passing_gb300()), "xml")
+
+
+def test_yaml_report_is_the_json_document():
+    import json
+
+    import yaml
+
+    report = build_report(samples.seeds_failure())
+    assert yaml.safe_load(render(report, "yaml")) == json.loads(render(report, "json"))
 
 
 @pytest.mark.parametrize(

@@ -63,8 +63,22 @@ def test_cli_render_demo(capsys):
     docs = [d for d in yaml.safe_load_all(out) if d]
     kinds = [d["kind"] for d in docs]
     assert kinds.count("Job") == 3  # nccl worker + launcher, training ranks
-    worker = [d for d in docs if d["metadata"]["name"].endswith("nccl-all-reduce-job-worker")][0]
+    # the names the controller gives them (nvcre.controller.naming), not a render-only scheme
+    from nvcre.api.load import load_file
+    from nvcre.controller import naming
+
+    cert = next(o for o in load_file(REPO / "examples/certification.yaml") if o.kind == "Certification")
+    cat = cert.spec.categories[0].model_dump(by_alias=True, exclude_none=True, mode="json")
+    wf = naming.workflow_name(cert.name, cat["domain"], cat["variant"], cat.get("options"))
+    job = naming.job_name(wf, "group-0", 1, single=True)
+    worker = [d for d in docs if d["metadata"]["name"] == naming.workload_name(job) + "-worker"][0]
     assert worker["spec"]["completions"] == 16
+    assert f"Workflow {wf}" in out
+    # no secret material: the MPI key pair is generated in the cluster when the Job is created
+    assert "PRIVATE KEY" not in out
+    secrets = [d for d in docs if d["kind"] == "Secret"]
+    assert secrets and all("nvcre.nvidia.com/generate-ssh-keypair" in d["metadata"]["annotations"] and not d.get("stringData")
+                           for d in secrets), secrets
     assert "# gpu-cluster-cert communication/nccl-all-reduce on aws/h100" in out
 
 
