@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from nvcre.controller.events import EventSink
+from nvcre.controller.logs import log_transition
 from nvcre.controller.metrics import ControllerMetrics
 from nvcre.kube.client import KubeClient
 
@@ -31,6 +32,7 @@ class Settings:
     default_timeout_per_job: str = "1h"
     adapter: str = "auto"  # auto | native | trainjob
     workers: int = 4
+    metrics_node_detail_limit: int = 0  # per-node metric series for at most this many nodes
 
 
 @dataclass
@@ -112,5 +114,6 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
         written.setdefault("kind", obj["kind"])
         after = (written.get("status") or {}).get("conditions") or []
         ctx.events.emit_transitions(written, before.get("conditions"), after)
+        log_transition(written, before.get("conditions"), after)
         ctx.metrics.store.put(written)
     return written

@@ -1,0 +1,81 @@
+"""Controller logs: --log-format json writes one object per line with structured fields,
+and every phase transition a status write makes is one INFO line naming the object."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+
+from nvcre.controller import conditions as c
+from nvcre.controller.logs import configure, log_transition
+
+
+@pytest.fixture
+def restore_root():
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    for h in handlers:
+        root.addHandler(h)
+    root.setLevel(level)
+
+
+def _job(conditions):
+    return {"kind": "Job", "metadata": {"name": "g0", "namespace": "team-a", "generation": 3}, "status": {"conditions": conditions}}
+
+
+def test_json_transition_line_has_the_object_fields(restore_root):
+    out = io.StringIO()
+    configure("INFO", "json", stream=out)
+    before: list[dict] = []
+    c.set_phase(before, c.IN_PROGRESS, "WorkloadRunning")
+    after = [dict(x) for x in before]
+    c.set_phase(after, c.FAILED, "ThresholdViolation", "busbw 90 < 180")
+    log_transition(_job(after), before, after)
+    log_transition(_job(after), after, after)  # phase held: no line
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(lines) == 1
+    line = lines[0]
+    assert line["level"] == "info" and line["logger"] == "nvcre.controller.transitions"
+    assert {k: line[k] for k in ("kind", "namespace", "name", "generation", "reason", "from_phase", "to_phase")} == {
+        "kind": "Job", "namespace": "team-a", "name": "g0", "generation": 3,
+        "reason": "ThresholdViolation", "from_phase": "InProgress", "to_phase": "Failed",
+    }
+    assert line["ts"].endswith("Z") and "team-a/g0" in line["msg"]
+
+
+def test_text_format_and_exceptions(restore_root):
+    out = io.StringIO()
+    configure("warning", "text", stream=out)
+    log = logging.getLogger("nvcre.test")
+    log.info("hidden")
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        log.exception("failed %s", "x")
+    text = out.getvalue()
+    assert "hidden" not in text and "ERROR nvcre.test: failed x" in text and "RuntimeError: boom" in text
+    out = io.StringIO()
+    configure("INFO", "json", stream=out)
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        logging.getLogger("nvcre.test").exception("failed")
+    assert "RuntimeError: boom" in json.loads(out.getvalue())["exc"]
+
+
+@pytest.mark.parametrize("level,fmt", [("verbose", "text"), ("INFO", "yaml")])
+def test_bad_level_or_format_is_refused(level, fmt, restore_root):
+    with pytest.raises(ValueError, match="log (level|format) must be one of"):
+        configure(level, fmt)
+
+
+def test_cli_refuses_bad_log_format():
+    from nvcre.cli.main import main
+
+    assert main(["controller", "run", "--log-format", "xml"]) == 2
