@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-down test unit venv bench clean kube trainer registry testdeps completion
+.PHONY: demo demo-down test unit venv bench clean kube trainer registry testdeps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
