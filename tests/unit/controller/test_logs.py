@@ -79,3 +79,41 @@ def test_cli_refuses_bad_log_format():
     from nvcre.cli.main import main
 
     assert main(["controller", "run", "--log-format", "xml"]) == 2
+
+
+class _OneObjectKube:
+    """update_status on one stored object, as KubeClient does after a successful write."""
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.requests: dict = {}
+
+    def update_status(self, api_version, kind, name, namespace, mutate, *, current=None):
+        import copy
+
+        fresh = copy.deepcopy(self.obj)
+        fresh.setdefault("status", {})
+        if mutate(fresh):
+            self.obj = fresh
+        return copy.deepcopy(self.obj)
+
+    def post_event(self, *a, **k):
+        pass
+
+
+def test_every_status_write_that_changes_phase_logs_one_info_line(caplog):
+    """The line comes from write_status, the one status write path of every reconciler."""
+    from nvcre.controller.context import Context, write_status
+
+    obj = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
+           "metadata": {"name": "wf", "namespace": "ns", "generation": 2}, "status": {}}
+    ctx = Context(kube=_OneObjectKube(obj))  # type: ignore[arg-type]
+    with caplog.at_level(logging.INFO, logger="nvcre.controller.transitions"):
+        write_status(ctx, obj, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, "JobsRunning", "running"))
+        write_status(ctx, obj, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, "JobsRunning", "still running"))
+        write_status(ctx, obj, lambda o: c.set_status_phase(o["status"], c.SUCCEEDED, "AllJobsSucceeded", "done"))
+    lines = [r for r in caplog.records if r.name == "nvcre.controller.transitions"]
+    assert [(r.fields["from_phase"], r.fields["to_phase"], r.fields["reason"]) for r in lines] == [
+        ("", "InProgress", "JobsRunning"), ("InProgress", "Succeeded", "AllJobsSucceeded"),
+    ]
+    assert all(r.levelno == logging.INFO and r.fields["generation"] == 2 and r.fields["name"] == "wf" for r in lines)
