@@ -1,10 +1,13 @@
 # The nvcre controller and CLI image: `nvcrectl` is the entrypoint; the chart runs
-# `nvcrectl controller run`.
+# `nvcrectl controller run`. Dependencies are installed at the versions pinned in
+# constraints/image.txt (hack/packaging/lock.sh), so a rebuild gets the same image.
 FROM python:3.11-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py MANIFEST.in README.md LICENSE ./
+COPY constraints ./constraints
+COPY charts ./charts
 COPY src ./src
-RUN pip install --no-cache-dir --prefix=/install .
+RUN pip install --no-cache-dir --prefix=/install --constraint constraints/image.txt .
 
 FROM python:3.11-slim
 COPY --from=build /install /usr/local

@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-down test unit venv bench clean kube trainer testdeps
+.PHONY: demo demo-down test unit venv bench clean kube trainer registry testdeps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=..." >&2; exit 2; }
@@ -36,12 +36,18 @@ kube:
 trainer:
 	bash hack/trainer/build.sh
 
+## The test bed's OCI registry (go-containerregistry, pinned), which the chart tests
+## `helm push` to: built once into ~/.cache/nvcre, then reused. NVCRE_REGISTRY_BIN=<file>
+## uses one you have.
+registry:
+	bash hack/registry/build.sh
+
 ## Tools the tests use beyond Python and Go: Debian's chromium (the HTML report screenshot).
 testdeps:
 	bash hack/install-chromium.sh
 
 ## The whole test suite: unit, integration (real control plane) and end-to-end.
-test: $(STAMP) kube trainer testdeps
+test: $(STAMP) kube trainer registry testdeps
 	$(PY) -m pytest tests
 
 unit: $(STAMP)

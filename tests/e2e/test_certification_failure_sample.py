@@ -95,4 +95,4 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
 
     metrics = controller.metrics()
     assert f'nvcre_certification_status{{certification="gpu-cluster-cert",namespace="{namespace}",status="failed"}} 1.0' in metrics
-    assert "nvcre_nccl_busbw_gbs{" in metrics
+    assert "nvcre_nccl_bus_bandwidth_min_bytes_per_second{" in metrics

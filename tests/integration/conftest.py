@@ -15,3 +15,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _HERE in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def oci_registry():
+    """A real OCI registry on 127.0.0.1 (hack/registry/build.sh, reused from ~/.cache/nvcre)."""
+    from nvcre.testbed.registry import start_registry
+
+    with start_registry() as address:
+        yield address

@@ -113,3 +113,87 @@ def test_controller_cannot_write_nodes(helm, kubectl, namespace, repo_root, scop
         assert can("create", "secrets", "-n", run_ns) and can("get", "secrets", "-n", run_ns)
     finally:
         kubectl("delete", *cluster_objects, "--ignore-not-found")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML that refuses a mapping with the same key twice (what a strict client does)."""
+
+
+def _strict_mapping(loader, node, deep=False):
+    keys = [loader.construct_object(k, deep=deep) for k, _ in node.value]
+    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    if dupes:
+        raise yaml.constructor.ConstructorError(None, None, f"duplicate keys {dupes}", node.start_mark)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+
+KNOBS = [
+    "--set", "serviceMonitor.enabled=true",
+    "--set", "controller.podLabels.team=gpu-infra",
+    "--set", "controller.priorityClassName=system-cluster-critical",
+    "--set", "controller.logFormat=json",
+    "--set", "metrics.nodeDetailLimit=64",
+    "--set-json", 'controller.strategy={"type":"Recreate"}',
+    "--set-json", 'controller.topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway"}]',
+]
+
+
+def test_every_render_is_strict_yaml_and_has_the_knobs(helm, repo_root):
+    for extra in ([], KNOBS, ["--set", "rbac.scope=namespaced", "--set", "rbac.runNamespaces={a,b}"]):
+        rendered = helm("template", "nvcre", repo_root / CHART, "-n", "nvcre", "--include-crds", *extra).stdout
+        docs = [d for d in yaml.load_all(rendered, Loader=_StrictLoader) if d]
+        assert docs
+    docs = [d for d in yaml.load_all(helm("template", "nvcre", repo_root / CHART, "-n", "nvcre", *KNOBS).stdout, Loader=_StrictLoader) if d]
+    deployment = next(d for d in docs if d["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]
+    assert pod["metadata"]["labels"]["team"] == "gpu-infra"
+    assert pod["spec"]["priorityClassName"] == "system-cluster-critical"
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert pod["spec"]["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname"
+    args = pod["spec"]["containers"][0]["args"]
+    assert "--log-format=json" in args and "--metrics-node-detail-limit=64" in args
+    monitor = next(d for d in docs if d["kind"] == "ServiceMonitor")
+    service = next(d for d in docs if d["kind"] == "Service")
+    # the ServiceMonitor selects the metrics Service (and only by labels it has)
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert monitor["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == "metrics"
+
+
+@pytest.mark.parametrize(
+    "bad,where",
+    [
+        (["--set", "controller.logLevel=verbose"], "/controller/logLevel"),
+        (["--set", "controller.logFormat=xml"], "/controller/logFormat"),
+        (["--set", "metrics.port=0"], "/metrics/port"),
+        (["--set", "controller.replicsa=2"], "replicsa"),
+    ],
+)
+def test_bad_value_fails_lint_template_and_install(helm, repo_root, namespace, bad, where):
+    lint = helm("lint", repo_root / CHART, "--strict", *bad, check=False)
+    assert lint.returncode != 0 and where in lint.stdout + lint.stderr
+    template = helm("template", "nvcre", repo_root / CHART, *bad, check=False)
+    assert template.returncode != 0 and where in template.stderr
+    release = f"bad-{secrets.token_hex(3)}"
+    install = helm("install", release, repo_root / CHART, "-n", namespace, "--skip-crds", *bad, check=False)
+    assert install.returncode != 0 and where in install.stderr
+    assert helm("status", release, "-n", namespace, check=False).returncode != 0  # nothing was installed
+
+
+def test_package_push_and_pull_from_an_oci_registry(helm, repo_root, oci_registry, tmp_path):
+    """helm package + helm push to a real registry on 127.0.0.1, then pull and render it back."""
+    chart = yaml.safe_load((repo_root / CHART / "Chart.yaml").read_text())
+    packaged = helm("package", repo_root / CHART, "-d", tmp_path).stdout
+    archive = tmp_path / f"nvcre-{chart['version']}.tgz"
+    assert archive.is_file(), packaged
+    pushed = helm("push", archive, f"oci://{oci_registry}/charts", "--plain-http")
+    assert "sha256:" in pushed.stdout + pushed.stderr
+    ref = f"oci://{oci_registry}/charts/nvcre"
+    shown = yaml.safe_load(helm("show", "chart", ref, "--version", chart["version"], "--plain-http").stdout)
+    assert shown["version"] == chart["version"] and shown["appVersion"] == chart["appVersion"]
+    rendered = helm("template", "nvcre", ref, "--version", chart["version"], "--plain-http", "-n", "nvcre", "--include-crds").stdout
+    kinds = [d["kind"] for d in yaml.load_all(rendered, Loader=_StrictLoader) if d]
+    assert kinds.count("CustomResourceDefinition") == 7 and "Deployment" in kinds
+    missing = helm("show", "chart", f"oci://{oci_registry}/charts/absent", "--plain-http", check=False)
+    assert missing.returncode != 0

@@ -20,9 +20,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{- define "nvcre.selectorLabels" -}}
+{{/* The release's objects, any component (the ServiceMonitor adds its own component). */}}
+{{- define "nvcre.instanceLabels" -}}
 app.kubernetes.io/name: {{ include "nvcre.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "nvcre.selectorLabels" -}}
+{{ include "nvcre.instanceLabels" . }}
 app.kubernetes.io/component: controller
 {{- end -}}
 

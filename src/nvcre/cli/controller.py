@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Optional
 
 import typer
 
 from nvcre.cli.apps import controller_app
 from nvcre.errors import UserError
+
+# Kept equal to nvcre.controller.logs by a test; not imported from there so --help stays light.
+LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 @controller_app.command("run")
@@ -27,6 +30,10 @@ def run_controller(
     adapter: str = typer.Option("auto", "--adapter", help="Workload adapter: auto, native or trainjob."),
     workers: int = typer.Option(4, "--workers", help="Reconcile worker threads."),
     log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR."),
+    log_format: str = typer.Option("text", "--log-format", help="text (a line per record) or json (an object per line)."),
+    metrics_node_detail_limit: int = typer.Option(
+        0, "--metrics-node-detail-limit", help="Per-node metric series for at most this many nodes (0: none; node names are unbounded)."
+    ),
 ) -> None:
     """Run the nvcre controller until interrupted."""
     from nvcre.controller.context import Settings
@@ -38,11 +45,15 @@ def run_controller(
         raise UserError(f"--adapter must be auto, native or trainjob, not {adapter!r}")
     if workers < 1:
         raise UserError("--workers must be at least 1")
-    level = getattr(logging, log_level.upper(), None)
-    if not isinstance(level, int):
+    if log_level.upper() not in LOG_LEVELS:
         raise UserError(f"--log-level must be DEBUG, INFO, WARNING or ERROR, not {log_level!r}")
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kopf").setLevel(max(level, logging.WARNING))
+    if log_format not in LOG_FORMATS:
+        raise UserError(f"--log-format must be text or json, not {log_format!r}")
+    if not 0 <= metrics_node_detail_limit <= 10000:
+        raise UserError("--metrics-node-detail-limit must be between 0 and 10000")
+    from nvcre.controller.logs import configure
+
+    configure(log_level, log_format)
     settings = Settings(
         resync_seconds=resync_seconds,
         poll_seconds=poll_seconds,
@@ -50,6 +61,7 @@ def run_controller(
         namespace_access_timeout_seconds=namespace_access_timeout,
         adapter=adapter,
         workers=workers,
+        metrics_node_detail_limit=metrics_node_detail_limit,
     )
     serve(
         kubeconfig,

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from nvcre.cli.apps import mcp_app
+from nvcre.errors import UserError
 
 
 @mcp_app.command("serve")
@@ -16,6 +17,14 @@ def serve(
 ) -> None:
     """Serve list_categories, get_certification_status, get_certification_report and
     list_failed_nodes over stdio. Reads only; uses the caller's kubeconfig."""
-    from nvcre.mcp.server import serve as run_server
+    try:
+        from nvcre.mcp.server import serve as run_server
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        raise UserError(
+            "nvcrectl mcp needs the MCP SDK, an optional extra: pip install 'nvcre[mcp]' "
+            f"(missing module {err.name!r})"
+        ) from None
 
     run_server(kubeconfig, context)

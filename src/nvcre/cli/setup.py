@@ -25,6 +25,7 @@ import yaml
 
 from nvcre import API_GROUP
 from nvcre.cli.apps import setup_app
+from nvcre.cli.chart_source import check_chart_ref, local_chart
 from nvcre.cli.rbac import release_fullname
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
 from nvcre.errors import UserError
@@ -146,12 +147,6 @@ def kept_values(previous: dict, reset: bool) -> dict:
     return kept
 
 
-def default_chart() -> Path | None:
-    """The chart of the source checkout nvcrectl runs from."""
-    here = Path(__file__).resolve().parents[3] / "charts" / "nvcre"
-    return here if (here / "Chart.yaml").is_file() else None
-
-
 def find_helm(explicit: str | None) -> str:
     candidates = [explicit, os.environ.get("NVCRE_HELM"), shutil.which("helm")]
     for c in candidates:
@@ -210,7 +205,10 @@ def init(
     rbac_scope: Optional[str] = typer.Option(None, "--rbac-scope", help="cluster or namespaced (kept across runs)."),
     reset_values: bool = typer.Option(False, "--reset-values", help="Drop kept values except rbac.scope and rbac.runNamespaces."),
     skip_phases: list[str] = typer.Option([], "--skip-phases", help="Phases to skip: deps, helm (comma-separated or repeated)."),
-    chart: Optional[Path] = typer.Option(None, "--chart", help="Chart directory or archive (default: this checkout's charts/nvcre)."),
+    chart: Optional[Path] = typer.Option(None, "--chart", help="Chart directory or .tgz archive (default: the chart inside this installation)."),
+    chart_ref: Optional[str] = typer.Option(None, "--chart-ref", help="OCI chart instead, e.g. oci://ghcr.io/nvcre/charts/nvcre (pulled with helm)."),
+    chart_version: Optional[str] = typer.Option(None, "--chart-version", help="Version of the --chart-ref chart (default: the newest)."),
+    plain_http: bool = typer.Option(False, "--plain-http", help="Pull --chart-ref over plain HTTP (a local registry)."),
     namespace: str = NamespaceOpt,
     release: str = ReleaseOpt,
     auto_approve: bool = AutoApproveOpt,
@@ -228,20 +226,18 @@ def init(
     derived = image_sets(image, set_, set_json, values)
     if rbac_scope:
         derived.append(f"rbac.scope={rbac_scope}")
-    chart_path = chart or default_chart()
-    if chart_path is None or not Path(chart_path).exists():
-        raise UserError(f"--chart: {chart_path or 'no chart in this installation'}: not found; pass the nvcre chart's path")
+    check_chart_ref(chart_ref, chart, chart_version)
     helm = Helm(find_helm(helm_bin), kubeconfig, context)
-    with cluster_errors():
+    with cluster_errors(), local_chart(chart, chart_ref, chart_version, lambda *a: helm.run("pull", *a), plain_http) as chart_path:
         client = connect(kubeconfig, context)
         previous, revision = helm.release_values(release, namespace)
         kept = kept_values(previous or {}, reset_values)
-        chart_meta = yaml.safe_load((Path(chart_path) / "Chart.yaml").read_text()) if Path(chart_path).is_dir() else {}
+        chart_meta = yaml.safe_load((chart_path / "Chart.yaml").read_text()) or {}
 
         print("Preflight")
         print(f"  cluster:   {client.configuration.host}")
         print(f"  release:   {release} in namespace {namespace} ({'installed, revision ' + revision if revision else 'not installed yet'})")
-        print(f"  chart:     {chart_path} (version {chart_meta.get('version', '?')}, app {chart_meta.get('appVersion', '?')})")
+        print(f"  chart:     {chart_ref or chart_path} (version {chart_meta.get('version', '?')}, app {chart_meta.get('appVersion', '?')})")
         print(f"  phases:    {', '.join(p for p in INIT_PHASES if p not in skipped) or 'none'}")
         print("  values, in order (later wins; contents not shown):")
         if kept:

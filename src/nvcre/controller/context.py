@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from nvcre.controller.events import EventSink
+from nvcre.controller.logs import log_transition
 from nvcre.controller.metrics import ControllerMetrics
 from nvcre.kube.client import KubeClient
 
@@ -35,6 +36,7 @@ class Settings:
     workers: int = 4
     # where the controller runs: policies there may export any namespace's reports
     controller_namespace: str = field(default_factory=lambda: os.environ.get("POD_NAMESPACE", "nvcre-system"))
+    metrics_node_detail_limit: int = 0  # per-node metric series for at most this many nodes
 
 
 @dataclass
@@ -116,5 +118,6 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
         written.setdefault("kind", obj["kind"])
         after = (written.get("status") or {}).get("conditions") or []
         ctx.events.emit_transitions(written, before.get("conditions"), after)
+        log_transition(written, before.get("conditions"), after)
         ctx.metrics.store.put(written)
     return written

@@ -46,7 +46,8 @@ def install_default_log_profiles(kube: KubeClient) -> list[str]:
 
 def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Controller:
     kube = KubeClient.from_kubeconfig(kubeconfig)
-    ctx = Context(kube=kube, settings=settings or Settings(), metrics=ControllerMetrics())
+    settings = settings or Settings()
+    ctx = Context(kube=kube, settings=settings, metrics=ControllerMetrics(node_detail_limit=settings.metrics_node_detail_limit))
     ctx.metrics.count_requests(kube)
     reconcilers = dict(RECONCILERS)
     reconcilers["ReportExport"] = ReportExporter(ctx.settings.controller_namespace).reconcile
@@ -67,6 +68,6 @@ def serve(
     if installed:
         log.info("installed LogProfiles: %s", ", ".join(installed))
     if metrics_port:
-        controller.ctx.metrics.serve(metrics_port, metrics_address)
-        log.info("metrics on http://%s:%d/metrics", metrics_address, metrics_port)
+        bound = controller.ctx.metrics.serve(metrics_port, metrics_address)
+        log.info("metrics on http://%s:%d/metrics", metrics_address, bound)
     run(controller, namespaces=namespaces, stop_flag=stop_flag)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 import kopf
@@ -47,6 +48,7 @@ class Controller:
         self.ctx = ctx
         self.reconcilers = reconcilers
         self.queue = WorkQueue()
+        ctx.metrics.queue.attach(self.queue)
         self.stop = threading.Event()
         self._node_prints: dict[str, tuple] = {}
         ctx.enqueue = lambda key, delay: self.queue.add_after(key, delay)
@@ -57,6 +59,7 @@ class Controller:
         reconcile = self.reconcilers.get(kind)
         if reconcile is None:
             return None
+        started = time.monotonic()
         try:
             delay = reconcile(self.ctx, namespace, name)
             self.ctx.metrics.reconciles.labels(kind=kind, result="requeue" if delay is not None else "success").inc()
@@ -64,6 +67,8 @@ class Controller:
         except Exception:
             self.ctx.metrics.reconciles.labels(kind=kind, result="error").inc()
             raise
+        finally:
+            self.ctx.metrics.reconcile_duration.labels(kind=kind).observe(time.monotonic() - started)
 
     def observe(self, kind: str, body: dict, event_type: str | None) -> None:
         """A watch event: remember the body for metrics, queue the object and its parent."""

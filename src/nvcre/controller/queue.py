@@ -15,14 +15,27 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]  # (kind, namespace, name)
 
 
+class QueueObserver(Protocol):
+    """What the queue reports, as client-go's workqueue metrics provider sees it."""
+
+    def added(self) -> None: ...
+    def waited(self, seconds: float) -> None: ...
+    def worked(self, seconds: float) -> None: ...
+    def retried(self) -> None: ...
+
+
 class WorkQueue:
-    def __init__(self) -> None:
+    def __init__(self, observer: QueueObserver | None = None) -> None:
+        self.observer = observer
+        self._enqueued_at: dict[Key, float] = {}  # ready keys: when they became ready
+        self._started_at: dict[Key, float] = {}  # keys being worked on: since when
         self._cond = threading.Condition()
         self._ready: list[Key] = []
         self._queued: set[Key] = set()
@@ -40,8 +53,7 @@ class WorkQueue:
                 return
             if key in self._queued:
                 return
-            self._queued.add(key)
-            self._ready.append(key)
+            self._make_ready(key)
             self._cond.notify()
 
     def add_after(self, key: Key, delay: float) -> None:
@@ -67,8 +79,7 @@ class WorkQueue:
             if key in self._active:
                 self._dirty.add(key)
             elif key not in self._queued:
-                self._queued.add(key)
-                self._ready.append(key)
+                self._make_ready(key)
         return (self._delayed[0][0] - now) if self._delayed else None
 
     def get(self, timeout: float = 1.0) -> Key | None:
@@ -80,6 +91,10 @@ class WorkQueue:
                     key = self._ready.pop(0)
                     self._queued.discard(key)
                     self._active.add(key)
+                    now = time.monotonic()
+                    self._started_at[key] = now
+                    if self.observer is not None:
+                        self.observer.waited(now - self._enqueued_at.pop(key, now))
                     return key
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -90,12 +105,33 @@ class WorkQueue:
     def done(self, key: Key) -> None:
         with self._cond:
             self._active.discard(key)
+            started = self._started_at.pop(key, None)
+            if started is not None and self.observer is not None:
+                self.observer.worked(time.monotonic() - started)
             if key in self._dirty:
                 self._dirty.discard(key)
                 if key not in self._queued:
-                    self._queued.add(key)
-                    self._ready.append(key)
+                    self._make_ready(key)
                     self._cond.notify()
+
+    def _make_ready(self, key: Key) -> None:
+        """Put a key on the ready list (the caller holds the lock)."""
+        self._queued.add(key)
+        self._ready.append(key)
+        self._enqueued_at[key] = time.monotonic()
+        if self.observer is not None:
+            self.observer.added()
+
+    def depth(self) -> int:
+        """Keys ready and waiting for a worker (client-go's workqueue_depth)."""
+        with self._cond:
+            return len(self._ready)
+
+    def running_seconds(self) -> list[float]:
+        """How long each key now being worked on has been (unfinished work)."""
+        now = time.monotonic()
+        with self._cond:
+            return [now - t for t in self._started_at.values()]
 
     def close(self) -> None:
         with self._cond:
@@ -125,8 +161,10 @@ def run_workers(
             try:
                 delay = handle(key)
             except Exception:  # a bug or an API outage: log and retry with backoff
-                log.exception("reconcile of %s/%s/%s failed", *key)
+                log.exception("reconcile of %s/%s/%s failed", *key, extra={"fields": {"kind": key[0], "namespace": key[1], "name": key[2]}})
                 delay = 5.0
+                if queue.observer is not None:
+                    queue.observer.retried()
             finally:
                 queue.done(key)
             if delay is not None:
