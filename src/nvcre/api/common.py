@@ -364,7 +364,9 @@ class FailureLog(ApiModel):
     reason: Annotated[str, StringConstraints(max_length=256)] | None = Field(
         None, description="Termination reason, e.g. Error, OOMKilled, Timeout."
     )
-    tail: Annotated[str, StringConstraints(max_length=8192)] | None = Field(None, description="Last lines of the log.")
+    tail: Annotated[str, StringConstraints(max_length=32768)] | None = Field(
+        None, description="The end of the log: its last 800 lines, at most 32 KiB (the reference's caps)."
+    )
 
 
 class BandwidthPoint(ApiModel):
