@@ -20,6 +20,7 @@ MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.re
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
+PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 
 
@@ -903,6 +904,8 @@ class CasePlanner:
             return False
         for x in data["nodes"]:
             self.convict_node(x, origin)
+        for x, fails, tests in data.get("intermittent", []):
+            self.mark_intermittent(x, fails, tests, origin)
         for d in data["racks"]:
             peer = next((e for e in sorted({s.dom[i] for i in members}) if e != d), -1)
             self.convict_rack(d, peer, origin)
@@ -1172,5 +1175,15 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
                     break  # two racks: one boundary, named once
         rack_set = set(racks)
         left = [(a, b, v) for a, b, v in left if not (dom[a] != dom[b] and {dom[a], dom[b]} & rack_set)]
+    # a node that failed with a good share of its partners but far from all: its pairs disagree
+    # with each other far beyond independent noise (a link is one pair, a bad node nearly all)
+    ldeg: dict[int, int] = {}
+    for a, b, _v in left:
+        ldeg[a] = ldeg.get(a, 0) + 1
+        ldeg[b] = ldeg.get(b, 0) + 1
+    flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
+    flaky_set = set(flaky)
+    left = [(a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set]
     return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
-            "unexplained": len(left), "slow": len(slow)}
+            "unexplained": len(left), "slow": len(slow),
+            "intermittent": [[x, ldeg[x], m - 1] for x in flaky]}
