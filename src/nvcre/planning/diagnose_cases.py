@@ -1183,7 +1183,7 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
         ldeg[b] = ldeg.get(b, 0) + 1
     flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
     flaky_set = set(flaky)
-    left = [(a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set]
+    left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
     return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "unexplained": len(left), "slow": len(slow),
             "intermittent": [[x, ldeg[x], m - 1] for x in flaky]}
