@@ -20,7 +20,7 @@ from nvcre.planning.codec import seq, unseq
 from nvcre.planning.diagnose import DiagnosePolicy, DiagnoseState, next_round, start
 from nvcre.planning.diagnose_sim import Scenario, run_planner
 
-CASES = int(os.environ.get("NVCRE_DIAGNOSE_PROPERTY_CASES", "400"))
+CASES = int(os.environ.get("NVCRE_DIAGNOSE_PROPERTY_CASES", "1200"))
 SETTINGS = settings(max_examples=CASES, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
