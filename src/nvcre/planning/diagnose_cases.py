@@ -278,7 +278,9 @@ class CasePlanner:
     def late_cross_check(self) -> bool:
         """Run the skipped cross check when every screen failure turned out to be noise."""
         s = self.s
-        found = bool(s.bad_nodes or s.bad_links or s.bad_racks or s.unresolved)
+        # open questions (unresolved, intermittent) do not explain a fault elsewhere: the check
+        # still runs then, without those nodes (only proven-good nodes take part)
+        found = bool(s.bad_nodes or s.bad_links or s.bad_racks)
         if s.policy.cross_check == "none" or (found and not s.policy.cross_check_after_faults):
             return False
         if any(t[2] == "cross" for t in s.tests) or not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
