@@ -107,6 +107,8 @@ class CasePlanner:
                 self.s.status[i] = status
 
     def convict_node(self, x: int, tids: list[int]) -> None:
+        if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
+            self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
         if self.s.status[x] != "b":
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
@@ -148,7 +150,7 @@ class CasePlanner:
         if not nodes:
             return
         for i in nodes:
-            if self.s.status[i] != "b":
+            if self.s.status[i] not in ("b", "i"):
                 self.s.status[i] = "x"
         self.s.unresolved.append([nodes, note, sorted(set(tids))])
 
@@ -655,7 +657,7 @@ class CasePlanner:
                               link=linked, peer=self.s.dom[others[0]] if others else -1)
             return False
         for x, (o, _tid) in zip(members, res):
-            if o == "P" and self.s.status[x] != "b":
+            if o == "P" and self.s.status[x] not in ("b", "i"):
                 self.s.status[x] = "g"
         if fails and case.get("ctx") == "link":
             # These nodes already passed their screen: one failed partner test is more
