@@ -507,7 +507,10 @@ def main() -> int:
     print()
     for ok, text in results:
         print(f"{'INFO' if ok is None else 'PASS' if ok else 'FAIL'}  {text}")
-    return 0
+    missed = sum(1 for ok, _ in results if ok is False)
+    if missed:
+        print(f"{missed} target(s) missed", file=sys.stderr)
+    return 1 if missed else 0
 
 
 def issue15_targets(cls, errors, plan_ms) -> list:
