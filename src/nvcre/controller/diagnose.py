@@ -17,6 +17,7 @@ from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
 from nvcre.controller.context import Context
 from nvcre.controller.node_results import write_workflow_status
+from nvcre.controller.isolation import is_isolation
 from nvcre.discovery.racks import rack_label
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.planning.diagnose import (
@@ -45,7 +46,9 @@ def policy_for(wf: dict) -> DiagnosePolicy:
         max_concurrent=int((orch.get("execution") or {}).get("maxConcurrent") or 0),
         topology_key=diag.get("topologyKey") or DEFAULT_TOPOLOGY_KEY,
         threshold=threshold_minimum(thresholds.get("busBandwidthGBps")),
-        cross_check_after_faults=True,  # a found node must not hide a link or rack fault elsewhere
+        # a found node must not hide a link or rack fault elsewhere; an isolation child only asks
+        # who in its failed group explains the miss, so it stops there (the parent re-runs after repair)
+        cross_check_after_faults=not is_isolation(wf),
         link_check="search",  # the Job template runs one collective; no per-pair send/recv Job yet
     )
 

@@ -178,8 +178,10 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
     """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
     decoded into nodes, racks and links (``diagnose_cases.decode_pairs``), and the median."""
     policy = state.policy
-    values = sorted(pairs.values())
-    median = float(values[len(values) // 2]) if values else None
+    median = None
+    if not policy.threshold:  # the bar then comes from the pairs themselves
+        values = sorted(pairs.values())
+        median = float(values[len(values) // 2]) if values else None
     bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
     slow = []
@@ -188,7 +190,6 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
             i, j = pos.get(a), pos.get(b)
             if i is not None and j is not None and i != j:
                 slow.append((i, j, v) if i < j else (j, i, v))
-    slow.sort()
     out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names))
     out["median"] = median
     return out

@@ -168,12 +168,16 @@ class Fleet:
         self.tests += 1
         self.node_rounds += len(group)
         sc = self.sc
-        crash = any(sc.intermittent.get(n) is not None and self.rng.random() < sc.intermittent[n] for n in group)
-        if crash or (sc.flip and self.rng.random() < sc.flip):
+        if sc.flip and self.rng.random() < sc.flip:
             return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
         pairs = {}
         for a, b in self._touched_pairs(group):
-            pairs[(a, b)] = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
+            value = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
+            for n in (a, b):  # an intermittent end fails some of its transfers (they read 0)
+                q = sc.intermittent.get(n)
+                if q is not None and self.rng.random() < q:
+                    value = 0.0
+            pairs[(a, b)] = value
         worst = min(pairs.values()) if pairs else NOMINAL_GBPS
         passed = worst >= sc.threshold
         return GroupResult(list(group), passed, worst, "" if passed else "ThresholdViolation",
@@ -196,7 +200,7 @@ class Fleet:
             if a != b:
                 out.add((a, b) if where[a] < where[b] else (b, a))
 
-        for x in sc.bad_nodes:
+        for x in list(sc.bad_nodes) + list(sc.intermittent):
             if x in inside:
                 for y in members:
                     add(x, y)

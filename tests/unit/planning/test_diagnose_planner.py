@@ -543,3 +543,29 @@ def test_a_pairwise_check_without_figures_falls_back_to_the_search():
         state = record(state, [fleet.run(g) for g in step.groups])  # an all-reduce runner: no per-pair figures
     assert ["pairwise"] in tags
     assert [(x["a"], x["b"]) for x in step.bad_links] == [("gpu-node-0001", "gpu-node-0009")]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_done_when_shape_64_nodes_uneven_racks_nic_link_and_intermittent(seed):
+    # issue 15's end-to-end shape on the simulated fleet model: 4 racks of 22, 10, 19 and 13
+    # nodes, a NIC at half rate (07), a bad cross-rack link (03-40), a node failing about half
+    # of its runs (50); the state goes through JSON before every round
+    from nvcre.planning.diagnose_sim import run_planner
+
+    names, topo = [], {}
+    for r, k in enumerate([22, 10, 19, 13]):
+        for _ in range(k):
+            name = f"gpu-node-{len(names):02d}"
+            names.append(name)
+            topo[name] = f"rack-{r}"
+    sc = Scenario(names, topo, bad_nodes={"gpu-node-07": 0.5},
+                  bad_links={frozenset(("gpu-node-03", "gpu-node-40")): 0.45},
+                  intermittent={"gpu-node-50": 0.5}, seed=seed)
+    policy = DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True, max_rounds=12)
+    st = run_planner(sc, policy, roundtrip=True)
+    v = st.verdict
+    assert [b["name"] for b in v.bad_nodes] == ["gpu-node-07"]
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-03", "gpu-node-40")]
+    assert [x["name"] for x in v.intermittent] == ["gpu-node-50"] and v.intermittent[0]["fails"] >= 3
+    assert set(v.good_nodes) == set(names) - {"gpu-node-07", "gpu-node-50"}
+    assert st.rounds <= 12 and not v.unresolved

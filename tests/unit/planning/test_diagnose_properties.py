@@ -10,16 +10,18 @@ and at p = 0 no healthy node is named bad.
 
 from __future__ import annotations
 
+import json
 import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nvcre.planning.diagnose import DiagnosePolicy, next_round, start
+from nvcre.planning.codec import seq, unseq
+from nvcre.planning.diagnose import DiagnosePolicy, DiagnoseState, next_round, start
 from nvcre.planning.diagnose_sim import Scenario, run_planner
 
-CASES = int(os.environ.get("NVCRE_DIAGNOSE_PROPERTY_CASES", "400"))
-SETTINGS = settings(max_examples=CASES, deadline=None, derandomize=True,
+CASES = int(os.environ.get("NVCRE_DIAGNOSE_PROPERTY_CASES", "1200"))
+SETTINGS = settings(max_examples=CASES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -134,18 +136,21 @@ def test_planner_invariants_hold_for_any_topology_fault_set_and_policy(data):
             x for x in sc.nodes if not explains(sc, x, 3) or sc.bad_links or sc.bad_racks}
 
 
-@settings(max_examples=max(50, CASES // 4), deadline=None, derandomize=True)
+@settings(max_examples=max(50, CASES // 4), deadline=None, derandomize=True, database=None)
 @given(st.data())
 def test_first_round_is_the_same_after_a_round_trip_on_any_topology(data):
     names, topo = data.draw(topologies())
     policy = data.draw(policies(360.0))
     if len(names) < 2 and policy.min_group_size > 1:
         return
-    from nvcre.planning.diagnose import DiagnoseState
-    import json
-
     state = start(names, topo, policy)
     again = DiagnoseState.from_dict(json.loads(json.dumps(state.to_dict())))
     a, b = next_round(state), next_round(again)
     assert (a.groups, a.tags) == (b.groups, b.tags)
     assert again.to_dict() == state.to_dict()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(0, 5000), max_size=60))
+def test_node_lists_keep_their_order_through_the_codec(items):
+    assert unseq(json.loads(json.dumps(seq(items)))) == items
