@@ -29,7 +29,7 @@ def reconcile_certification(ctx: Context, namespace: str, name: str) -> float | 
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", name, namespace)
     if cert is None or cert["metadata"].get("deletionTimestamp"):
         return None
-    ctx.metrics.store.put(cert)
+    ctx.cache.put(cert)
     st = cert.get("status") or {}
     if not st.get("categoryStatuses"):
         if c.is_terminal(st.get("conditions")):

@@ -98,7 +98,7 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
     job = kube.get(NVCRE_API_VERSION, "Job", name, namespace)
     if job is None or job["metadata"].get("deletionTimestamp"):
         return None
-    ctx.metrics.store.put(job)
+    ctx.cache.put(job)
     status = job.get("status") or {}
     conds = status.get("conditions") or []
     desired = desired_workload(job)

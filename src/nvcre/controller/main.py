@@ -9,7 +9,6 @@ from nvcre.controller.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
 from nvcre.controller.job import reconcile_job
 from nvcre.controller.measurement import reconcile_bandwidth, reconcile_goodput
-from nvcre.controller.metrics import ControllerMetrics
 from nvcre.controller.operator import Controller, run
 from nvcre.controller.workflow import reconcile_workflow
 from nvcre.controller.workloadrun import reconcile_workloadrun
@@ -45,7 +44,7 @@ def install_default_log_profiles(kube: KubeClient) -> list[str]:
 
 def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Controller:
     kube = KubeClient.from_kubeconfig(kubeconfig)
-    ctx = Context(kube=kube, settings=settings or Settings(), metrics=ControllerMetrics())
+    ctx = Context(kube=kube, settings=settings or Settings())
     ctx.metrics.count_requests(kube)
     return Controller(ctx, dict(RECONCILERS))
 

@@ -26,7 +26,7 @@ def _make(kind: str):
             return None
         m.setdefault("apiVersion", NVCRE_API_VERSION)
         m.setdefault("kind", kind)
-        ctx.metrics.store.put(m)
+        ctx.cache.put(m)
         st = m.get("status") or {}
         if c.is_true(st.get("conditions"), "Complete"):
             return None

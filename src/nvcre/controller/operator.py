@@ -68,9 +68,9 @@ class Controller:
         meta = body.get("metadata") or {}
         namespace, name = meta.get("namespace") or "", meta.get("name") or ""
         if event_type == "DELETED":
-            self.ctx.metrics.store.drop(kind, namespace, name)
+            self.ctx.cache.drop(kind, namespace, name)
         else:
-            self.ctx.metrics.store.put(body)
+            self.ctx.cache.put(body)
         self.queue.add((kind, namespace, name))
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") in PARENT_OF.get(kind, ()):
@@ -100,7 +100,7 @@ class Controller:
         self._node_prints[name] = fingerprint
         if first:
             return  # the initial listing: nothing changed yet
-        for job in self.ctx.metrics.store.of_kind("Job"):
+        for job in self.ctx.cache.of_kind("Job"):
             st = job.get("status") or {}
             if c.is_terminal(st.get("conditions")):
                 continue
@@ -112,7 +112,7 @@ class Controller:
         """Safety net: re-queue every object that is not finished yet."""
         while not self.stop.wait(self.ctx.settings.resync_seconds):
             for kind in self.reconcilers:
-                for obj in self.ctx.metrics.store.of_kind(kind):
+                for obj in self.ctx.cache.of_kind(kind):
                     if kind in ("BandwidthMeasurement", "GoodputMeasurement") or not c.is_terminal(
                         (obj.get("status") or {}).get("conditions")
                     ):

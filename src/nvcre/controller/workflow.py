@@ -39,7 +39,7 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
     wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", name, namespace)
     if wf is None or wf["metadata"].get("deletionTimestamp"):
         return None
-    ctx.metrics.store.put(wf)
+    ctx.cache.put(wf)
     status = wf.get("status") or {}
     if c.is_terminal(status.get("conditions")):
         ref = status.get("failedNodesRef") or {}
@@ -157,7 +157,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
     # (phases only move forward), and it spares a GET per group or a multi-MB LIST per pass.
     jobs: dict[str, dict] = {
         j["metadata"]["name"]: j
-        for j in ctx.metrics.store.of_kind("Job")
+        for j in ctx.cache.of_kind("Job")
         if j["metadata"].get("namespace") == meta["namespace"] and (j["metadata"].get("labels") or {}).get(L.WORKFLOW) == meta["name"]
     }
     for i, g in enumerate(groups):

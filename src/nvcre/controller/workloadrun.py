@@ -22,7 +22,7 @@ def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | No
     run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", name, namespace)
     if run is None or run["metadata"].get("deletionTimestamp"):
         return None
-    ctx.metrics.store.put(run)
+    ctx.cache.put(run)
     st = run.get("status") or {}
     if c.is_terminal(st.get("conditions")):
         return None
