@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from dataclasses import dataclass
 
 from nvcre.controller import clock
 from nvcre.controller.checkpoint import (
@@ -28,6 +29,8 @@ from nvcre.controller import naming
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
+from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.job_pass import JobPass, Terminal, apply_pass, apply_verdict, blame, newly_sick
 from nvcre.controller.health_check import unhealthy_nodes
 from nvcre.controller.measurements import (
     Reading,
@@ -94,16 +97,16 @@ def _ref(obj: dict) -> dict:
 
 # ---------------------------------------------------------------- the reconciler
 def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
-    kube = ctx.kube
-    job = kube.get(NVCRE_API_VERSION, "Job", name, namespace)
+    job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
     if job is None or job["metadata"].get("deletionTimestamp"):
+        ctx.forget((job or {}).get("metadata", {}).get("uid"), namespace, name)
         return None
     ctx.cache.put(job)
     status = job.get("status") or {}
-    conds = status.get("conditions") or []
     desired = desired_workload(job)
 
-    if c.is_terminal(conds):
+    if c.is_terminal(status.get("conditions")):
+        ctx.forget(job["metadata"].get("uid"), namespace, name)
         if _awaiting_verdict(job):
             return _judge_late(ctx, job, desired)
         _cleanup(ctx, job, desired)
@@ -111,18 +114,41 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
 
     if not status.get("workloadRef"):
         return _create_workload(ctx, job, desired)
-
-    observed = [o for o in (_get(ctx, o) for o in desired) if o is not None]
-    pods = kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(name))
-    return _observe(ctx, job, desired, observed, pods)
+    return _observe(ctx, job, desired)
 
 
+# ---------------------------------------------------------------- gather (cache first, live reads until synced)
 def _get(ctx: Context, obj: dict) -> dict | None:
-    got = ctx.kube.get(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
+    meta = obj["metadata"]
+    if obj.get("apiVersion") == "batch/v1" and ctx.cache.synced("batch.Job"):
+        return ctx.cache.get("batch.Job", meta.get("namespace"), meta["name"])
+    got = ctx.kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
     if got is not None:
         got.setdefault("apiVersion", obj["apiVersion"])
         got.setdefault("kind", obj["kind"])
     return got
+
+
+def job_pods(ctx: Context, namespace: str, name: str) -> list[dict]:
+    """The workload's pods: from the watch cache once it is synced, else one labelled LIST."""
+    if ctx.cache.synced("Pod"):
+        return ctx.cache.pieces_of(namespace, name, "Pod")
+    return ctx.kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(name))
+
+
+def watched_nodes(ctx: Context, names: list[str]) -> list[dict]:
+    """The Nodes a Job's health checks read: from the watch cache; live GETs only for a few
+    names the cache lacks (or everything, before the Node watch has synced)."""
+    if ctx.cache.synced("Node"):
+        found = ctx.cache.nodes(names)
+        missing = sorted(set(names) - {n["metadata"]["name"] for n in found})
+        if len(missing) > 4:
+            return found
+        return found + [n for n in (ctx.kube.get("v1", "Node", m) for m in missing) if n is not None]
+    if len(names) > 4:  # one LIST beats many GETs
+        wanted = set(names)
+        return [n for n in ctx.kube.list("v1", "Node", label_selector="nvidia.com/gpu.present") if n["metadata"]["name"] in wanted]
+    return [n for n in (ctx.kube.get("v1", "Node", nn) for nn in names) if n is not None]
 
 
 def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | None:
@@ -171,145 +197,149 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
     return ctx.settings.poll_seconds
 
 
-def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict], pods: list[dict]) -> float | None:
+@dataclass
+class Observation:
+    """What one pass of a running Job gathered."""
+
+    job: dict
+    desired: list[dict]
+    objects: list[dict]
+    pods: list[dict]
+    group: list[str]
+    ran: list[str]
+    sick: dict[str, str]
+    phase: ws.WorkloadPhase
+    blocked: str | None
+    label: str
+
+
+def _gather(ctx: Context, job: dict, desired: list[dict]) -> Observation:
     meta, spec = job["metadata"], job.get("spec") or {}
-    now = ctx.now()
+    objects = [o for o in (_get(ctx, o) for o in desired) if o is not None]
+    pods = job_pods(ctx, meta.get("namespace", ""), meta["name"])
     group = spec.get("nodes") or L.group_nodes(job)
     ran = ws.pod_nodes(ws.with_remembered(pods, ctx.placements.get((meta.get("namespace", ""), meta["name"])) or {}))
-
-    # health: every node of the group (or where pods ran), before any failure is attributed
     include_cordoned = (meta.get("annotations") or {}).get(INCLUDE_CORDONED) == "true"
-    watch = sorted(set(group) | set(ran))
-    if len(watch) > 4:  # one LIST beats many GETs
-        wanted = set(watch)
-        nodes = [n for n in ctx.kube.list("v1", "Node", label_selector="nvidia.com/gpu.present") if n["metadata"]["name"] in wanted]
-    else:
-        nodes = [n for n in (ctx.kube.get("v1", "Node", nn) for nn in watch) if n is not None]
+    nodes = watched_nodes(ctx, sorted(set(group) | set(ran)))
     try:
-        sick = unhealthy_nodes(spec, nodes, include_cordoned=include_cordoned)
+        sick = unhealthy_nodes(spec, nodes, include_cordoned=include_cordoned, memo=ctx.memos.monitors)
     except Exception as err:  # a detector that does not compile is reported, the run goes on
         ctx.events.emit(job, "Warning", "NodeHealthMonitorError", str(err))
         sick = {}
-
-    phase = ws.workload_phase(observed, pods)
+    phase = ws.workload_phase(objects, pods)
     blocked = ws.unschedulable_message(pods) if phase.phase in (ws.PENDING, ws.RUNNING) else None
+    primary = _primary(objects) or _primary(desired)
+    label = f"{primary['kind']}/{primary['metadata']['name']}" if primary else "workload"
+    return Observation(job, desired, objects, pods, group, ran, sick, phase, blocked, label)
+
+
+def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
+    obs = _gather(ctx, job, desired)
+    spec = job.get("spec") or {}
+    now = ctx.now()
     grace = float(spec.get("schedulingStallGraceSeconds") or ctx.settings.scheduling_stall_grace_seconds)
     timeout = parse_duration(spec.get("timeoutPerJob"), None)
-    decision = clock.advance(
-        job.get("status") or {},
-        now=now,
-        running=phase.phase == ws.RUNNING,
-        unschedulable=blocked,
-        grace_seconds=grace,
-        timeout_seconds=timeout,
-    )
-    primary = _primary(observed) or _primary(desired)
-    label = f"{primary['kind']}/{primary['metadata']['name']}" if primary else "workload"
-
-    failure_log = None
+    clocks = clock.advance(job.get("status") or {}, now=now, running=obs.phase.phase == ws.RUNNING,
+                           unschedulable=obs.blocked, grace_seconds=grace, timeout_seconds=timeout)
+    p = JobPass(clock_updates=dict(clocks.updates), ran=obs.ran, sick=obs.sick, group=obs.group,
+                blocked_message=clocks.blocked_message, running=obs.phase.phase == ws.RUNNING, label=obs.label,
+                first_start=ws.first_container_start(obs.pods))
     reading: Reading | None = None
-    terminal: tuple[str, str, str] | None = None  # (phase, reason, message)
-    verdict = None
-    if phase.phase == ws.ABSENT:
-        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} was deleted")
-    elif phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, desired, pods, sick):
-        return 2.0
-    elif phase.phase == ws.FAILED:
-        failure_log = _failure_log(ctx, job, pods)
-        reading = _final_reading(ctx, job, pods)  # what it measured before dying (goodput of a crash)
-        detail = f": {phase.message}" if phase.message else ""
-        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} has failed{detail}")
-    elif phase.phase == ws.SUCCEEDED:
-        reading = _final_reading(ctx, job, pods)
-        terminal = (c.SUCCEEDED, JobReason.WORKLOAD_COMPLETED, f"Workload {label} completed successfully")
-        verdict = _verdict(ctx, job, reading, since=now)
-    elif decision.timed_out:
-        failure_log = _failure_log(ctx, job, pods, reason="Timeout")
-        terminal = (c.FAILED, JobReason.JOB_TIMED_OUT, decision.timed_out)
-    elif phase.phase == ws.RUNNING and not blocked and (stalled := _stalled(ctx, job, pods)):
-        if _restart_from_checkpoint(ctx, job, desired, pods, sick):
+    wait: float | None = None
+    if obs.phase.phase in (ws.FAILED, ws.SUCCEEDED) or clocks.timed_out or obs.phase.phase == ws.ABSENT:
+        outcome = _decide_end(ctx, obs, p, clocks, now)
+        if outcome == "restarted":
             return 2.0
-        failure_log = _failure_log(ctx, job, pods, reason="Stalled")
-        terminal = (c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
+        reading, wait = outcome
+        if wait is not None:
+            p.running = True  # finishing: the last pods are ending
+    elif obs.phase.phase == ws.RUNNING and not obs.blocked and (stalled := _stalled(ctx, job, obs.pods)):
+        if _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
+            return 2.0
+        p.failure_log = _failure_log(ctx, job, obs.pods, reason="Stalled")
+        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
+    return _write_pass(ctx, job, obs, p, reading, wait, _next_look(ctx, job, obs, clocks, grace, timeout))
 
-    newly_sick: set[str] = set()
+
+def _decide_end(ctx: Context, obs: Observation, p: JobPass, clocks, now: float):
+    """Fill in the terminal verdict (or a short wait for the last pods); "restarted" if it restarted."""
+    job = obs.job
+    if obs.phase.phase == ws.ABSENT:
+        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {obs.label} was deleted")
+        return None, None
+    if obs.phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, obs.desired, obs.pods, obs.sick):
+        return "restarted"
+    if obs.phase.phase in (ws.FAILED, ws.SUCCEEDED):
+        end = decide_end(obs.phase, obs.objects, obs.pods, now=now, label=obs.label)
+        if end.wait:
+            return None, end.wait_seconds
+        reading = _final_reading(ctx, job, obs.pods)  # a crash's reading too (goodput of what it did)
+        p.job_fields = reading.job_fields if reading is not None else None
+        p.terminal = Terminal(end.phase, end.reason, end.message, end.blame_group)
+        if end.phase == c.FAILED:
+            p.failure_log = _failure_log(ctx, job, obs.pods)
+        else:
+            p.verdict = _verdict(ctx, job, reading, since=now)
+        return reading, None
+    p.failure_log = _failure_log(ctx, job, obs.pods, reason="Timeout")
+    # A timeout while the pods could not even be scheduled is the cluster's capacity,
+    # not the nodes' fault: nobody is named then.
+    p.terminal = Terminal(c.FAILED, JobReason.JOB_TIMED_OUT, clocks.timed_out, blame_group=not obs.blocked)
+    return None, None
+
+
+def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, timeout: float | None) -> float:
+    """When this Job needs a look without any event: its next clock deadline.
+
+    Pod, workload and Node changes arrive as watch events; only the clocks (the
+    scheduling grace, timeoutPerJob, the stall check) need a timer. Before the watches
+    have synced there are no events to rely on: poll.
+    """
+    if not (ctx.cache.synced("Pod") and ctx.cache.synced("Node")):
+        return ctx.settings.poll_seconds
+    due = [ctx.settings.resync_seconds]
+    status = job.get("status") or {}
+    now = ctx.now()
+    if obs.blocked and not clocks.blocked_message:
+        since = parse_time(clocks.updates.get("schedulingBlockedSince") or status.get("schedulingBlockedSince")) or now
+        due.append(since + grace - now)
+    if timeout is not None:
+        start = parse_time(clocks.updates.get("workloadStartTime") or status.get("workloadStartTime"))
+        if start is not None and not obs.blocked:
+            due.append(start + timeout - now)
+    gm = (job.get("spec") or {}).get("goodputMeasurement")
+    if gm and (job.get("spec") or {}).get("stallMultiplier"):
+        due.append(parse_duration(gm.get("sampleInterval"), 60.0) or 60.0)
+    return max(0.5, min(due))
+
+
+def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: Reading | None, wait: float | None,
+                next_look: float) -> float | None:
+    meta = job["metadata"]
+    sick: set[str] = set()
 
     def mutate(o: dict) -> bool:
-        st = o["status"]
-        if c.is_terminal(st.get("conditions")):
-            return False  # someone (an earlier pass) already decided
-        gen = o["metadata"].get("generation")
-        before = copy.deepcopy(st)
-        known = {n["name"] for n in st.get("failedNodes") or [] if n.get("reason") == NodeReason.HARDWARE_FAILURE_DETECTED}
-        newly_sick.clear()
-        newly_sick.update(set(sick) - known)
-        for key, value in decision.updates.items():
-            if value is None:
-                st.pop(key, None)
-            else:
-                st[key] = value
-        if ran:
-            st["nodesRan"] = sorted(set(st.get("nodesRan") or []) | set(ran))
-        if sick:
-            entries = [{"name": n, "reason": NodeReason.HARDWARE_FAILURE_DETECTED, "message": m} for n, m in sorted(sick.items())]
-            st["failedNodes"], added = c.merge_failed_nodes(st.get("failedNodes"), entries)
-            if added:
-                c.set_condition(
-                    st.setdefault("conditions", []), c.HARDWARE_FAILED, True, JobReason.HARDWARE_FAILURE_DETECTED,
-                    f"Hardware failure detected on node(s): [{' '.join(sorted(sick))}]", generation=gen,
-                )
-        if terminal is not None:
-            t_phase, t_reason, t_message = terminal
-            if not st.get("workloadStartTime") and (started := ws.first_container_start(pods)):
-                st["workloadStartTime"] = started  # it ran and ended between two looks
-            c.set_status_phase(st, t_phase, t_reason, t_message, generation=gen)
-            if failure_log is not None:
-                st.setdefault("failureLog", failure_log)
-            # A timeout while the pods could not even be scheduled is the cluster's
-            # capacity, not the nodes' fault: nobody is named then.
-            if t_phase == c.FAILED and not (blocked and t_reason == JobReason.JOB_TIMED_OUT):
-                _blame(st, group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
-            if reading is not None and reading.job_fields:
-                st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
-            if verdict is not None:
-                _apply_verdict(st, verdict, group or ran, gen)
-        else:
-            if decision.blocked_message:
-                reason, message = JobReason.WORKLOAD_SCHEDULING_BLOCKED, decision.blocked_message
-            elif phase.phase == ws.RUNNING:
-                reason, message = JobReason.WORKLOAD_RUNNING, f"Workload {label} is running"
-            else:
-                current = c.reason_of(st.get("conditions"), c.IN_PROGRESS)
-                reason = current if current in (JobReason.WORKLOAD_CREATED, JobReason.WORKLOAD_ADOPTED) else JobReason.WORKLOAD_PENDING
-                message = c.message_of(st.get("conditions"), c.IN_PROGRESS) if reason != JobReason.WORKLOAD_PENDING else f"Workload {label} is pending"
-            c.set_status_phase(st, c.IN_PROGRESS, reason, message, generation=gen)
-        return st != before
+        sick.clear()
+        sick.update(newly_sick(o.get("status") or {}, p.sick))
+        return apply_pass(o, p)
 
     written = write_status(ctx, job, mutate)
-    if written is not None and newly_sick:
+    if written is not None and sick:
         wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
-        for node in sorted(newly_sick):
+        for node in sorted(sick):
             ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
-    if terminal is not None:
-        if written is not None:
-            ctx.placements.pop((meta.get("namespace", ""), meta["name"]), None)
-        _finish_measurements(ctx, job, reading, terminal[0])
-        if written is not None and not _awaiting_verdict(written):
-            _cleanup(ctx, written, desired)
-            return None
-        return 5.0
-    return min(ctx.settings.poll_seconds, max(1.0, grace / 2)) if blocked else ctx.settings.poll_seconds
+    if p.terminal is None:
+        return wait if wait is not None else next_look
+    if written is not None:
+        ctx.forget(meta.get("uid"), meta.get("namespace", ""), meta["name"])
+    _finish_measurements(ctx, job, reading, p.terminal.phase)
+    if written is not None and not _awaiting_verdict(written):
+        _cleanup(ctx, written, obs.desired)
+        return None
+    return 5.0
 
 
 # ---------------------------------------------------------------- verdicts
-def _blame(status: dict, nodes: list[str], reason: str, message: str) -> None:
-    """Name every group node, only when no node was named more precisely before."""
-    if status.get("failedNodes") or not nodes:
-        return
-    entries = [{"name": n, "reason": reason, "message": message[:1024]} for n in nodes]
-    status["failedNodes"], _ = c.merge_failed_nodes(status.get("failedNodes"), entries)
-
-
 def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
     """The threshold decision, or None when there are no thresholds or it must wait for data."""
     from nvcre.measure.thresholds import evaluate_thresholds
@@ -328,16 +358,6 @@ def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
     return None if decision.pending else decision
 
 
-def _apply_verdict(status: dict, decision, nodes: list[str], generation) -> None:
-    conds = status.setdefault("conditions", [])
-    c.set_condition(conds, c.VALIDATION_FAILED, decision.failed, decision.reason, decision.message, generation=generation)
-    evals = [e.to_dict() for e in decision.evaluations]
-    if evals:
-        status["measurements"] = {**(status.get("measurements") or {}), "thresholds": evals}
-    if decision.failed:
-        _blame(status, nodes, NodeReason.THRESHOLD_VIOLATION, decision.message)
-
-
 def _awaiting_verdict(job: dict) -> bool:
     st = job.get("status") or {}
     return (
@@ -349,7 +369,7 @@ def _awaiting_verdict(job: dict) -> bool:
 
 def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     """Succeeded but the measurement was not readable yet: try again until the timeout."""
-    pods = ctx.kube.list("v1", "Pod", job["metadata"].get("namespace"), label_selector=ws.job_pod_selector(job["metadata"]["name"]))
+    pods = job_pods(ctx, job["metadata"].get("namespace", ""), job["metadata"]["name"])
     reading = _final_reading(ctx, job, pods)
     decision = _verdict(ctx, job, reading, since=ctx.now())
     if decision is None:
@@ -362,7 +382,7 @@ def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
             return False
         if reading is not None and reading.job_fields:
             st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
-        _apply_verdict(st, decision, group or st.get("nodesRan") or [], o["metadata"].get("generation"))
+        apply_verdict(st, decision, group or st.get("nodesRan") or [], o["metadata"].get("generation"))
         return True
 
     written = write_status(ctx, job, mutate)
@@ -433,9 +453,6 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
 
 
 # ---------------------------------------------------------------- stall detection
-_STALL_CHECKED: dict[str, float] = {}  # Job uid -> when its log was last read for a stall check
-
-
 def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
     """Why a running training workload counts as stalled (stallMultiplier set), or None.
 
@@ -450,9 +467,9 @@ def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
     uid = job["metadata"].get("uid", job["metadata"]["name"])
     interval = parse_duration(gm.get("sampleInterval"), 60.0) or 60.0
     now = ctx.now()
-    if now - _STALL_CHECKED.get(uid, 0.0) < interval:
+    if now - ctx.memos.stall_checked.get(uid, 0.0) < interval:
         return None
-    _STALL_CHECKED[uid] = now
+    ctx.memos.stall_checked.put(uid, now)
     pod = ws.launcher_pod(pods)
     text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
     profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gm.get("logProfileRef", ""))
@@ -529,7 +546,7 @@ def _fail(o: dict, reason: str, message: str, *, nodes_reason: str) -> bool:
     if c.is_terminal(st.get("conditions")):
         return False
     c.set_status_phase(st, c.FAILED, reason, message, generation=o["metadata"].get("generation"))
-    _blame(st, (o.get("spec") or {}).get("nodes") or L.group_nodes(o), nodes_reason, message)
+    blame(st, (o.get("spec") or {}).get("nodes") or L.group_nodes(o), nodes_reason, message)
     return True
 
 
