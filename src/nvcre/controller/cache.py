@@ -52,7 +52,7 @@ class WatchCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._objects: dict[str, dict[Key, dict]] = defaultdict(dict)
-        self._synced: set[str] = set()
+        self._synced: set[tuple[str, str | None]] = set()  # (kind, namespace or None for all)
         self._pieces: dict[Key, set[tuple[str, str]]] = defaultdict(set)  # (ns, nvcre Job) -> {(kind key, name)}
         self._of_workflow: dict[Key, set[str]] = defaultdict(set)  # (ns, Workflow) -> nvcre Job names
         self._on_node: dict[str, set[Key]] = defaultdict(set)  # node -> nvcre Jobs
@@ -81,21 +81,24 @@ class WatchCache:
             if old is not None:
                 self._unindex(kind, key, old)
 
-    def replace(self, kind: str, objects: list[dict]) -> list[dict]:
-        """A complete list of a kind (first sync or relist); returns the bodies that disappeared."""
+    def replace(self, kind: str, objects: list[dict], namespace: str | None = None) -> list[dict]:
+        """A complete list of a kind, cluster-wide or of one namespace (first sync or relist);
+        returns the bodies that disappeared."""
         fresh = {}
         for obj in objects:
             obj = slim(obj)
             meta = obj.get("metadata") or {}
             fresh[(meta.get("namespace") or "", meta.get("name") or "")] = obj
         with self._lock:
-            gone = [o for k, o in self._objects[kind].items() if k not in fresh]
-            for key, old in self._objects[kind].items():
-                self._unindex(kind, key, old)
-            self._objects[kind] = fresh
+            store = self._objects[kind]
+            scope = [k for k in store if namespace is None or k[0] == namespace]
+            gone = [store[k] for k in scope if k not in fresh]
+            for key in scope:
+                self._unindex(kind, key, store.pop(key))
+            store.update(fresh)
             for key, obj in fresh.items():
                 self._index(kind, key, obj)
-            self._synced.add(kind)
+            self._synced.add((kind, namespace))
         return gone
 
     def apply(self, kind: str, event_type: str, obj: dict) -> None:
@@ -106,9 +109,10 @@ class WatchCache:
             self.put(obj)
 
     # ------------------------------------------------------------ reads
-    def synced(self, kind: str) -> bool:
+    def synced(self, kind: str, namespace: str | None = None) -> bool:
+        """Whether a complete list of the kind (cluster-wide, or of ``namespace``) has arrived."""
         with self._lock:
-            return kind in self._synced
+            return (kind, None) in self._synced or (namespace is not None and (kind, namespace) in self._synced)
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
         with self._lock:

@@ -85,7 +85,9 @@ def _names(entries: list[dict], limit: int = 10) -> str:
 
 
 def gpu_nodes(ctx: Context) -> list[dict]:
-    return ctx.kube.list("v1", "Node")
+    from nvcre.controller.gather import all_gpu_nodes
+
+    return all_gpu_nodes(ctx)
 
 
 # ---------------------------------------------------------------- resolution
@@ -332,9 +334,6 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
 
 
 # ---------------------------------------------------------------- a group's Job
-_RESOLVED_CACHE: dict[tuple[str, str, str, str], object] = {}
-
-
 def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration: int) -> dict:
     """The nvcre Job for one group: the template, the thresholds, and the workload rendered for the group."""
     from nvcre.catalog.resolve import render_workload
@@ -346,7 +345,7 @@ def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration:
     platform = orch_status.get("detectedPlatform") or "onprem"
     arch = orch_status.get("detectedGPUArchitecture") or "unknown"
     cache_key = (meta.get("uid", ""), meta["name"], platform, arch)
-    resolved = _RESOLVED_CACHE.get(cache_key)
+    resolved = ctx.memos.resolved.get(cache_key)  # dropped when the Workflow ends (Context.forget)
     if resolved is None:
         try:
             resolved = resolve_for_workflow(ctx, wf, platform, arch)
@@ -354,7 +353,7 @@ def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration:
             raise
         except Exception as err:
             raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot resolve {spec.get('category')}: {getattr(err, 'message', err)}") from err
-        _RESOLVED_CACHE[cache_key] = resolved
+        ctx.memos.resolved.put(cache_key, resolved)
     template = spec.get("jobTemplate") or {}
     job_spec = json.loads(json.dumps(template.get("spec") or {}))
     adapter = adapter_of(wf)

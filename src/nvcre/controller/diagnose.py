@@ -17,6 +17,7 @@ from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
+from nvcre.controller.gather import workflow_jobs
 from nvcre.controller.context import Context
 from nvcre.controller.node_results import write_workflow_status
 from nvcre.discovery.racks import rack_label
@@ -91,11 +92,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
     state = DiagnoseState.from_dict(orch["diagnose"])
     results: list[GroupResult] | None = None
     if groups:  # a finished round: its outcomes go to the planner
-        jobs = {
-            j["metadata"]["name"]: j
-            for j in ctx.kube.list(NVCRE_API_VERSION, "Job", wf["metadata"]["namespace"],
-                                   label_selector=f"{L.WORKFLOW}={wf['metadata']['name']}")
-        }
+        jobs = workflow_jobs(ctx, wf["metadata"]["namespace"], wf["metadata"]["name"])
         results = []
         for g in groups:
             job = jobs.get((g.get("jobRef") or {}).get("name") or _job_name(wf, g, 1))

@@ -31,6 +31,7 @@ from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.decide.job_end import decide_end
 from nvcre.controller.decide.job_pass import JobPass, Terminal, apply_pass, apply_verdict, blame, newly_sick
+from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import unhealthy_nodes
 from nvcre.controller.measurements import (
     Reading,
@@ -120,35 +121,13 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
 # ---------------------------------------------------------------- gather (cache first, live reads until synced)
 def _get(ctx: Context, obj: dict) -> dict | None:
     meta = obj["metadata"]
-    if obj.get("apiVersion") == "batch/v1" and ctx.cache.synced("batch.Job"):
+    if obj.get("apiVersion") == "batch/v1" and ctx.cache.synced("batch.Job", meta.get("namespace")):
         return ctx.cache.get("batch.Job", meta.get("namespace"), meta["name"])
     got = ctx.kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
     if got is not None:
         got.setdefault("apiVersion", obj["apiVersion"])
         got.setdefault("kind", obj["kind"])
     return got
-
-
-def job_pods(ctx: Context, namespace: str, name: str) -> list[dict]:
-    """The workload's pods: from the watch cache once it is synced, else one labelled LIST."""
-    if ctx.cache.synced("Pod"):
-        return ctx.cache.pieces_of(namespace, name, "Pod")
-    return ctx.kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(name))
-
-
-def watched_nodes(ctx: Context, names: list[str]) -> list[dict]:
-    """The Nodes a Job's health checks read: from the watch cache; live GETs only for a few
-    names the cache lacks (or everything, before the Node watch has synced)."""
-    if ctx.cache.synced("Node"):
-        found = ctx.cache.nodes(names)
-        missing = sorted(set(names) - {n["metadata"]["name"] for n in found})
-        if len(missing) > 4:
-            return found
-        return found + [n for n in (ctx.kube.get("v1", "Node", m) for m in missing) if n is not None]
-    if len(names) > 4:  # one LIST beats many GETs
-        wanted = set(names)
-        return [n for n in ctx.kube.list("v1", "Node", label_selector="nvidia.com/gpu.present") if n["metadata"]["name"] in wanted]
-    return [n for n in (ctx.kube.get("v1", "Node", nn) for nn in names) if n is not None]
 
 
 def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | None:
@@ -295,7 +274,7 @@ def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, 
     scheduling grace, timeoutPerJob, the stall check) need a timer. Before the watches
     have synced there are no events to rely on: poll.
     """
-    if not (ctx.cache.synced("Pod") and ctx.cache.synced("Node")):
+    if not (ctx.cache.synced("Pod", job["metadata"].get("namespace")) and ctx.cache.synced("Node")):
         return ctx.settings.poll_seconds
     due = [ctx.settings.resync_seconds]
     status = job.get("status") or {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from nvcre.controller import conditions as c
 from nvcre.controller import workload_state as ws
+from nvcre.controller.gather import job_pods
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.measurements import BANDWIDTH_PROFILES, complete_status, read_bandwidth, read_goodput, training_logs
 from nvcre.kube.resources import NVCRE_API_VERSION
@@ -45,7 +46,7 @@ def _make(kind: str):
             ended = max((parse_time(x.get("lastTransitionTime")) or 0.0) for x in jconds if x.get("status") == "True")
             if ctx.now() - ended < JOB_FREEZE_GRACE:
                 return JOB_FREEZE_GRACE  # the Job freezes its own measurement from its one final read
-        pods = ctx.kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(job_name))
+        pods = job_pods(ctx, namespace, job_name)
         profile_name = spec.get("logProfileRef", "")
         if kind == "BandwidthMeasurement" or profile_name in BANDWIDTH_PROFILES:
             pod = ws.launcher_pod(pods)

@@ -1,12 +1,15 @@
-"""The controller process: kopf watches feed a work queue drained by reconcilers.
+"""The controller process: watches fill the one cache and feed a work queue drained by reconcilers.
 
-kopf owns what is tedious to get right: watch streams with resumption, reconnects,
-API discovery of CRDs that appear later, and the asyncio plumbing. It only tells us
-which object changed; the work queue deduplicates those hints and worker threads run
-the level-triggered reconcilers, which read fresh state and write through
-``nvcre.kube``. kopf's own persistence, finalizers and event posting are switched
-off, so it never writes to our objects. A periodic resync re-queues every
-unfinished object as a safety net for a missed watch event.
+Two feeds, one cache (``nvcre.controller.cache``): our own kinds come through kopf,
+which handles watch resumption, reconnects and API discovery of CRDs that appear
+later; the kinds we only read (GPU Nodes, workload Pods and batch Jobs) come through
+``nvcre.kube.watch`` reflectors: paginated lists at one resourceVersion, watches from
+it, a relist on 410 Gone, and a known *synced* moment after which reconcilers read
+them from the cache only. Every event queues the object (and its owner) once: the
+work queue deduplicates, and worker threads run the level-triggered reconcilers.
+kopf's own persistence, finalizers and event posting are switched off, so it never
+writes to our objects. A periodic resync re-queues every unfinished object as a
+safety net for a missed watch event.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from nvcre.controller import labels as L
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context
 from nvcre.controller.queue import Key, WorkQueue, run_workers
+from nvcre.kube import watch
 from nvcre.kube.resources import NVCRE_GROUP, NVCRE_VERSION
 
 log = logging.getLogger(__name__)
@@ -36,6 +40,12 @@ OWN_KINDS = {
     "goodputmeasurements": "GoodputMeasurement",
 }
 PARENT_OF = {"Workflow": ("Certification", "WorkloadRun", "Workflow"), "Job": ("Workflow",)}
+GPU_PRESENT = "nvidia.com/gpu.present"
+READ_KINDS = (  # what the reconcilers only read: reflected into the cache
+    watch.WatchSpec("v1", "Node", "Node", label_selector=GPU_PRESENT),
+    watch.WatchSpec("v1", "Pod", "Pod", label_selector=L.JOB),
+    watch.WatchSpec("batch/v1", "Job", "batch.Job", label_selector=L.JOB),
+)
 
 
 class Controller:
@@ -47,6 +57,7 @@ class Controller:
         self.queue = WorkQueue()
         self.stop = threading.Event()
         self._node_prints: dict[str, tuple] = {}
+        self.reflectors: list[watch.Reflector] = []
         ctx.enqueue = lambda key, delay: self.queue.add_after(key, delay)
 
     # ------------------------------------------------------------ dispatch
@@ -64,17 +75,38 @@ class Controller:
             raise
 
     def observe(self, kind: str, body: dict, event_type: str | None) -> None:
-        """A watch event: remember the body for metrics, queue the object and its parent."""
+        """A watch event of our own kinds: cache the body, queue the object and its parent."""
         meta = body.get("metadata") or {}
         namespace, name = meta.get("namespace") or "", meta.get("name") or ""
         if event_type == "DELETED":
             self.ctx.cache.drop(kind, namespace, name)
+            self.ctx.forget(meta.get("uid"), namespace, name)
         else:
             self.ctx.cache.put(body)
         self.queue.add((kind, namespace, name))
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") in PARENT_OF.get(kind, ()):
                 self.queue.add((ref["kind"], namespace, ref["name"]))
+
+    # ------------------------------------------------------------ the reflectors' sink
+    def replace(self, kind_key: str, objects: list[dict], namespace: str | None = None) -> None:
+        """A reflector's complete list (first sync or relist after 410): cache it, then treat each
+        object, and each one that disappeared, as an event."""
+        gone = self.ctx.cache.replace(kind_key, objects, namespace)
+        for obj in objects:
+            self._dispatch(kind_key, obj)
+        for obj in gone:
+            self._dispatch(kind_key, obj)
+
+    def apply(self, kind_key: str, event_type: str, obj: dict) -> None:
+        self.ctx.cache.apply(kind_key, event_type, obj)
+        self._dispatch(kind_key, obj)
+
+    def _dispatch(self, kind_key: str, obj: dict) -> None:
+        if kind_key == "Node":
+            self.observe_node(obj)
+        else:
+            self.observe_workload_piece(obj)
 
     def observe_workload_piece(self, body: dict) -> None:
         """A pod or batch Job of a workload changed: look at the nvcre Job that owns it."""
@@ -100,13 +132,10 @@ class Controller:
         self._node_prints[name] = fingerprint
         if first:
             return  # the initial listing: nothing changed yet
-        for job in self.ctx.cache.of_kind("Job"):
-            st = job.get("status") or {}
-            if c.is_terminal(st.get("conditions")):
-                continue
-            if name in ((job.get("spec") or {}).get("nodes") or []) or name in (st.get("nodesRan") or []) or not (job.get("spec") or {}).get("nodes"):
-                meta = job["metadata"]
-                self.queue.add(("Job", meta.get("namespace", ""), meta["name"]))
+        for namespace, job_name in self.ctx.cache.jobs_on(name):  # an index, not a scan of every Job
+            job = self.ctx.cache.get("Job", namespace, job_name)
+            if job is not None and not c.is_terminal((job.get("status") or {}).get("conditions")):
+                self.queue.add(("Job", namespace, job_name))
 
     def resync(self) -> None:
         """Safety net: re-queue every object that is not finished yet."""
@@ -128,25 +157,29 @@ class Controller:
 
             kopf.on.event(NVCRE_GROUP, NVCRE_VERSION, plural, registry=registry)(on_own)
 
-        def on_pod(body, **_):
-            self.observe_workload_piece(dict(body))
-
-        kopf.on.event("", "v1", "pods", labels={L.JOB: kopf.PRESENT}, registry=registry)(on_pod)
-        kopf.on.event("batch", "v1", "jobs", labels={L.JOB: kopf.PRESENT}, registry=registry)(on_pod)
-
-        def on_node(body, type, **_):  # noqa: A002
-            if type != "DELETED":
-                self.observe_node(dict(body))
-
-        kopf.on.event("", "v1", "nodes", labels={"nvidia.com/gpu.present": kopf.PRESENT}, registry=registry)(on_node)
-
-    def start_workers(self) -> None:
+    def start_workers(self, *, reflect: bool = True, namespaces: list[str] | None = None) -> None:
         run_workers(self.queue, self.handle, count=self.ctx.settings.workers, stop=self.stop)
         threading.Thread(target=self.resync, name="nvcre-resync", daemon=True).start()
+        if reflect:
+            self.reflectors = [watch.Reflector(self.ctx.kube, spec, self) for spec in reflected_kinds(namespaces)]
+            watch.start(self.reflectors)
 
     def shutdown(self) -> None:
         self.stop.set()
+        for reflector in self.reflectors:
+            reflector.stop.set()
         self.queue.close()
+
+
+def reflected_kinds(namespaces: list[str] | None) -> list[watch.WatchSpec]:
+    """Nodes cluster-wide; workload pieces cluster-wide, or per namespace when the controller is namespaced."""
+    specs = []
+    for spec in READ_KINDS:
+        if spec.kind == "Node" or not namespaces:
+            specs.append(spec)
+        else:
+            specs += [watch.WatchSpec(spec.api_version, spec.kind, spec.key, spec.label_selector, ns) for ns in namespaces]
+    return specs
 
 
 def node_fingerprint(node: dict) -> tuple:
@@ -202,7 +235,7 @@ def run(controller: Controller, *, namespaces: list[str] | None, stop_flag: thre
         settings.scanning.disabled = False
         settings.execution.max_workers = 4
 
-    controller.start_workers()
+    controller.start_workers(namespaces=namespaces)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     stop_future: asyncio.Future | None = None

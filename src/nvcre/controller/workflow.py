@@ -38,10 +38,12 @@ GROUP_BANDWIDTH_LIMIT = 32  # per-group bandwidth tables only for small Workflow
 def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
     wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", name, namespace)
     if wf is None or wf["metadata"].get("deletionTimestamp"):
+        ctx.forget((wf or {}).get("metadata", {}).get("uid"))
         return None
     ctx.cache.put(wf)
     status = wf.get("status") or {}
     if c.is_terminal(status.get("conditions")):
+        ctx.forget(wf["metadata"].get("uid"))
         ref = status.get("failedNodesRef") or {}
         if ref and ctx.kube.get("v1", "ConfigMap", ref.get("name", ""), wf["metadata"]["namespace"]) is None:
             node_results.ensure(ctx, wf)  # a crash came between the terminal write and the ConfigMaps
@@ -144,7 +146,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
     meta, spec = wf["metadata"], wf.get("spec") or {}
     st = wf.get("status") or {}
     orch = st.get("orchestration") or {}
-    groups = copy.deepcopy(orch.get("groups") or [])
+    groups = orch.get("groups") or []  # read only: the write re-reads and edits a fresh copy
     iteration = int(orch.get("currentIteration") or 1)
     iterations = int((spec.get("orchestration") or {}).get("iterations") or 1)
     execution = (spec.get("orchestration") or {}).get("execution") or {}
@@ -155,11 +157,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
     blocked: list[str] = []
     # The Jobs as the watch last delivered them: a stale copy only delays a decision
     # (phases only move forward), and it spares a GET per group or a multi-MB LIST per pass.
-    jobs: dict[str, dict] = {
-        j["metadata"]["name"]: j
-        for j in ctx.cache.of_kind("Job")
-        if j["metadata"].get("namespace") == meta["namespace"] and (j["metadata"].get("labels") or {}).get(L.WORKFLOW) == meta["name"]
-    }
+    jobs: dict[str, dict] = ctx.cache.jobs_of(meta["namespace"], meta["name"])
     for i, g in enumerate(groups):
         if g.get("phase") != core.RUNNING:
             continue
@@ -178,7 +176,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
     # 2. launch pending groups (create-if-absent: a restart adopts what exists), a
     # batch per pass so a 4096-group plan shows progress and keeps each write small
     launched: list[tuple[int, str]] = []
-    probe = copy.deepcopy(groups)
+    probe = [dict(g) for g in groups]  # shallow: only the phase changes
     for i, _, _ in finished:
         probe[i]["phase"] = core.SUCCEEDED
     batch = core.groups_to_launch(probe, max_concurrent)[:LAUNCH_BATCH]

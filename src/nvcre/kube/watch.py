@@ -25,7 +25,7 @@ BACKOFF_MAX_S = 30.0
 
 
 class Sink(Protocol):
-    def replace(self, kind_key: str, objects: list[dict]) -> None: ...
+    def replace(self, kind_key: str, objects: list[dict], namespace: str | None = None) -> None: ...
 
     def apply(self, kind_key: str, event_type: str, obj: dict) -> None: ...
 
@@ -80,7 +80,7 @@ class Reflector:
             try:
                 if version is None:
                     objects, version = self.list_all()
-                    self.sink.replace(self.spec.key, objects)
+                    self.sink.replace(self.spec.key, objects, self.spec.namespace)
                 version = self._watch(version)
                 delay = BACKOFF_START_S
             except ApiError as err:
