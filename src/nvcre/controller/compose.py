@@ -26,6 +26,7 @@ ADAPTER_ANNOTATION = L.PREFIX + "adapter"
 INCLUDE_CORDONED = L.PREFIX + "include-cordoned"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 GPU_PRESENT = "nvidia.com/gpu.present"
+GROUP_NODES_ANNOTATION_LIMIT = 64  # the group-nodes annotation repeats spec.nodes: small groups only
 
 
 class PlanError(Exception):
@@ -391,7 +392,8 @@ def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration:
     job_spec.setdefault("nodeHealthMonitor", {"cel": {"expression": "node.spec.unschedulable == true"}})
     tmeta = template.get("metadata") or {}
     annotations = dict(tmeta.get("annotations") or {})
-    annotations[L.GROUP_NODES] = ",".join(group.get("nodes") or [])
+    if len(group.get("nodes") or []) <= GROUP_NODES_ANNOTATION_LIMIT:  # larger groups: spec.nodes alone
+        annotations[L.GROUP_NODES] = ",".join(group.get("nodes") or [])
     if (meta.get("annotations") or {}).get(INCLUDE_CORDONED):
         annotations[INCLUDE_CORDONED] = "true"
     labels = {

@@ -79,6 +79,7 @@ class Memos:
     stall_checked: BoundedMemo = field(default_factory=lambda: BoundedMemo(4096))  # Job uid -> last stall check
     resolved: BoundedMemo = field(default_factory=lambda: BoundedMemo(256))  # (Workflow uid, ...) -> resolved category
     monitors: BoundedMemo = field(default_factory=lambda: BoundedMemo(64))  # (expression, cordoned) -> health monitor
+    workloads: BoundedMemo = field(default_factory=lambda: BoundedMemo(64))  # (Job uid, sha256) -> rendered objects
 
 
 @dataclass
@@ -108,6 +109,7 @@ class Context:
         if uid:
             self.memos.stall_checked.drop_where(lambda k: k == uid)
             self.memos.resolved.drop_where(lambda k: k[0] == uid)
+            self.memos.workloads.drop_where(lambda k: k[0] == uid)
         if name:
             self.placements.pop((namespace, name), None)
 

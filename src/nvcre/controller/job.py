@@ -26,6 +26,7 @@ from nvcre.controller.checkpoint import (
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import naming
+from nvcre.controller import workload_objects
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
@@ -50,12 +51,17 @@ INCLUDE_CORDONED = L.PREFIX + "include-cordoned"
 
 
 # ---------------------------------------------------------------- desired workload
-def desired_workload(job: dict) -> list[dict]:
-    """The workload objects this Job creates: labelled, owned by the Job, in its namespace."""
+def desired_workload(job: dict, rendered: list[dict] | None = None) -> list[dict]:
+    """The workload objects this Job creates: labelled, owned by the Job, in its namespace.
+
+    ``rendered``: the objects of an ``objectsRef`` (see ``workload_objects``), already read.
+    """
     meta, spec = job["metadata"], job.get("spec") or {}
     workload = spec.get("workload") or {}
     ns = meta.get("namespace")
-    if workload.get("trainJob") is not None:
+    if rendered is not None:
+        objects = copy.deepcopy(rendered)
+    elif workload.get("trainJob") is not None:
         objects = [
             {
                 "apiVersion": TRAINJOB_API,
@@ -104,7 +110,11 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
         return None
     ctx.cache.put(job)
     status = job.get("status") or {}
-    desired = desired_workload(job)
+    try:
+        desired = desired_workload(job, rendered_objects(ctx, job))
+    except workload_objects.WorkloadObjectsError as err:
+        ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, str(err))
+        return 10.0
 
     if c.is_terminal(status.get("conditions")):
         ctx.forget(job["metadata"].get("uid"), namespace, name)
@@ -128,6 +138,20 @@ def _get(ctx: Context, obj: dict) -> dict | None:
         got.setdefault("apiVersion", obj["apiVersion"])
         got.setdefault("kind", obj["kind"])
     return got
+
+
+def rendered_objects(ctx: Context, job: dict) -> list[dict] | None:
+    """The objects behind the Job's ``objectsRef`` (read once per Job), or None when inline."""
+    ref = workload_objects.objects_ref(job)
+    if ref is None:
+        return None
+    key = (job["metadata"].get("uid", ""), ref.get("sha256", ""))
+    found = ctx.memos.workloads.get(key)
+    if found is None:
+        cm = ctx.kube.get("v1", "ConfigMap", ref.get("name", ""), job["metadata"].get("namespace"))
+        found = workload_objects.resolve(job, cm)
+        ctx.memos.workloads.put(key, found)
+    return found
 
 
 def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | None:

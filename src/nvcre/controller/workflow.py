@@ -20,9 +20,11 @@ from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller import node_results
 from nvcre.controller import workflow_core as core
+from nvcre.controller import workload_objects
 from nvcre.controller.access import RUN_ROLEBINDING, AccessChecker, missing_message
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context, parse_time
+from nvcre.controller.decide.job_pass import blamed_nodes
 from nvcre.controller.node_results import write_workflow_status
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -190,7 +192,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
             write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
             return None
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(bodies)))) as pool:
-        answers = list(pool.map(lambda item: ctx.kube.create(item[2]), bodies))
+        answers = list(pool.map(lambda item: _create_job(ctx, wf, item[2]), bodies))
     for (i, job_name, _), (existing, created) in zip(bodies, answers):
         if not created and not L.controlled_by(existing, wf):
             msg = f"Job {job_name} exists and is not controlled by Workflow {meta['name']}"
@@ -286,6 +288,14 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
     return 0.0 if more_to_launch else ctx.settings.resync_seconds
 
 
+def _create_job(ctx: Context, wf: dict, body: dict) -> tuple[dict, bool]:
+    """Create a group's Job; a large rendered workload goes into its ConfigMap first."""
+    configmap = workload_objects.externalize(body, wf)
+    if configmap is not None:
+        ctx.kube.create(configmap)
+    return ctx.kube.create(body)
+
+
 # ---------------------------------------------------------------- isolation
 def _step_isolation(ctx: Context, wf: dict) -> float | None:
     """Create the child diagnose Workflow if absent; when it has ended, fold its verdict in and decide."""
@@ -367,7 +377,7 @@ def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | N
         # failedGroups; node-specific ones (a health detector's finding) are kept.
         entries = [
             n if n.get("reason") == c.NodeReason.HARDWARE_FAILURE_DETECTED else {"name": n["name"], "reason": n["reason"]}
-            for n in jst["failedNodes"]
+            for n in blamed_nodes(jst, list(group.get("nodes") or jst.get("nodesRan") or []))
         ]
         pending.extend(entries)
     if outcome.phase != core.FAILED:

@@ -46,7 +46,7 @@ def group_jobs_without_status(
         return
     for job in jobs:
         meta = job.get("metadata") or {}
-        nodes = [n for n in ((meta.get("annotations") or {}).get(ANNOTATION_GROUP_NODES) or "").split(",") if n]
+        nodes = list((job.get("spec") or {}).get("nodes") or []) or [n for n in ((meta.get("annotations") or {}).get(ANNOTATION_GROUP_NODES) or "").split(",") if n]
         group = GroupResult(
             name=(meta.get("labels") or {}).get(LABEL_GROUP) or meta.get("name", ""),
             nodes=nodes,

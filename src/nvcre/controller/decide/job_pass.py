@@ -16,6 +16,7 @@ from nvcre.controller.conditions import JobReason, NodeReason
 
 MESSAGE_ENTRIES = 32  # a group verdict repeats its message on this many node entries, the rest carry name and reason
 MESSAGE_LIMIT = 1024
+BLAME_ENTRIES = 512  # a group verdict lists this many nodes; failedNodeCount counts them all
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,33 @@ class JobPass:
 def blame(status: dict, nodes: list[str], reason: str, message: str) -> None:
     """Name every group node, only when no node was named more precisely before.
 
-    The message is the group's, the same for every node: it is kept on the first
-    entries only, so a failed 4096-node group stays a few hundred KiB.
+    The verdict is the group's, the same for every node, so a large group keeps it
+    compact: the message on the first ``MESSAGE_ENTRIES`` entries, the first
+    ``BLAME_ENTRIES`` nodes listed and ``failedNodeCount`` counting all of them; the rest
+    of a uniform group verdict is the group itself (``blamed_nodes`` expands it), so a
+    failed 4096-node group stays far below the object size limit.
     """
     if status.get("failedNodes") or not nodes:
         return
     text = message[:MESSAGE_LIMIT]
+    ordered = sorted(set(nodes))
     entries = [{"name": n, "reason": reason, **({"message": text} if i < MESSAGE_ENTRIES else {})}
-               for i, n in enumerate(sorted(nodes))]
+               for i, n in enumerate(ordered[:BLAME_ENTRIES])]
     status["failedNodes"], _ = c.merge_failed_nodes(status.get("failedNodes"), entries)
-    status["failedNodeCount"] = len({n["name"] for n in status["failedNodes"]})
+    status["failedNodeCount"] = len(ordered)
+
+
+def blamed_nodes(job_status: dict, group: list[str]) -> list[dict]:
+    """A Job's failed nodes in full: the listed entries plus, when the list was cut (a
+    uniform group verdict, see ``blame``), the rest of the group with the same reason."""
+    listed = list(job_status.get("failedNodes") or [])
+    named = {n.get("name") for n in listed}
+    count = int(job_status.get("failedNodeCount") or 0)
+    reasons = {n.get("reason") for n in listed}
+    if count <= len(named) or len(reasons) != 1:
+        return listed
+    reason = reasons.pop()
+    return listed + [{"name": n, "reason": reason} for n in sorted(set(group)) if n not in named]
 
 
 def apply_verdict(status: dict, decision, nodes: list[str], generation) -> None:
