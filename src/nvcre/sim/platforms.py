@@ -30,6 +30,7 @@ class PlatformSpec:
     rdma: Callable[[ArchSpec], dict[str, str]]  # arch -> extended resources for the NICs
     instance_type: Callable[[ArchSpec], str]
     rack_labels: Callable[[str, str], dict[str, str]]  # (rack name, fleet) -> labels
+    hugepages_2mi: Callable[[ArchSpec], str] = lambda arch: "0"  # preallocated 2 MiB pages (EFA needs them)
 
 
 def _hex_id(*parts: object, length: int = 17) -> str:
@@ -53,6 +54,11 @@ def _aws_rdma(arch: ArchSpec) -> dict[str, str]:
     if arch.nic_count == 0:
         return {}
     return {"vpc.amazonaws.com/efa": "32" if arch.key in ("h100", "h200", "b200") else "4"}
+
+
+def _aws_hugepages(arch: ArchSpec) -> str:
+    """EKS GPU AMIs preallocate 2 MiB hugepages for EFA (5128 pages = 10256Mi); nodes without EFA have none."""
+    return "10256Mi" if _aws_rdma(arch) else "0"
 
 
 def _aws_instance(arch: ArchSpec) -> str:
@@ -167,7 +173,7 @@ PLATFORMS: dict[str, PlatformSpec] = {
         PlatformSpec(
             "aws", "us-east-1", "us-east-1a",
             lambda name, i, fleet: f"aws:///us-east-1a/i-0{_hex_id(fleet, name, length=16)}",
-            _no_labels, _aws_rdma, _aws_instance, _aws_racks,
+            _no_labels, _aws_rdma, _aws_instance, _aws_racks, _aws_hugepages,
         ),
         PlatformSpec(
             "gcp", "us-central1", "us-central1-b",
