@@ -123,7 +123,11 @@ def _gcp_racks(rack: str, fleet: str) -> dict[str, str]:
 
 
 def _mlnx(arch: ArchSpec) -> dict[str, str]:
-    return {"nvidia.com/mlnxnics": str(arch.nic_count)} if arch.nic_count else {}
+    """The Mellanox device plugin counts RDMA functions, not NICs: a GB200/GB300 tray's
+    ConnectX ports and BlueField functions make 8, which the catalog asks of those nodes."""
+    if not arch.nic_count:
+        return {}
+    return {"nvidia.com/mlnxnics": str(max(arch.nic_count, 8) if arch.key.startswith("gb") else arch.nic_count)}
 
 
 def _rdma_ib(arch: ArchSpec) -> dict[str, str]:
