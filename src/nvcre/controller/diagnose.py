@@ -14,12 +14,13 @@ from __future__ import annotations
 import copy
 
 from nvcre.controller import conditions as c
-from nvcre.controller import labels as L
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
 from nvcre.controller.gather import workflow_jobs
 from nvcre.controller.context import Context
 from nvcre.controller.node_results import write_workflow_status
+from nvcre.controller.workflow_step import job_name
+from nvcre.controller.workflow_step import step as step_groups
 from nvcre.discovery.racks import rack_label
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.planning.diagnose import (
@@ -78,12 +79,10 @@ def _round_groups(step: Round) -> list[dict]:
 
 
 def step_diagnose(ctx: Context, wf: dict) -> float | None:
-    from nvcre.controller.workflow import _job_name, _step
-
     orch = (wf.get("status") or {}).get("orchestration") or {}
     groups = orch.get("groups") or []
     if groups and any(g.get("phase") not in (core.SUCCEEDED, core.FAILED) for g in groups):
-        _step(ctx, wf, diagnose_round=True)
+        step_groups(ctx, wf, diagnose_round=True)
         fresh = ctx.kube.get(NVCRE_API_VERSION, "Workflow", wf["metadata"]["name"], wf["metadata"]["namespace"])
         fgroups = (((fresh or {}).get("status") or {}).get("orchestration") or {}).get("groups") or []
         done = fgroups and all(g.get("phase") in (core.SUCCEEDED, core.FAILED) for g in fgroups)
@@ -95,7 +94,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
         jobs = workflow_jobs(ctx, wf["metadata"]["namespace"], wf["metadata"]["name"])
         results = []
         for g in groups:
-            job = jobs.get((g.get("jobRef") or {}).get("name") or _job_name(wf, g, 1))
+            job = jobs.get((g.get("jobRef") or {}).get("name") or job_name(wf, g, 1))
             outcome = core.group_outcome(job)
             measured = (((job or {}).get("status") or {}).get("measurements") or {}).get("busBandwidthGBps")
             results.append(GroupResult(g["nodes"], outcome.phase == core.SUCCEEDED,
