@@ -31,6 +31,7 @@ from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.restart import decide_restart
 from nvcre.controller.decide.job_pass import JobPass, Terminal, apply_pass, apply_verdict, blame, newly_sick
 from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import unhealthy_nodes
@@ -514,14 +515,16 @@ def _finished(obj: dict) -> bool:
 def _restart_from_checkpoint(ctx: Context, job: dict, desired: list[dict], pods: list[dict], sick: dict) -> bool:
     """Restart a dead training workload from its checkpoint when allowed; True if it did."""
     budget = restart_budget(job)
-    if budget is None or budget[0] >= budget[1] or sick:
+    first = decide_restart(budget, sorted(sick), None)
+    if not first.restart:
         if budget is not None:
-            log.info("Job %s: no restart (restarts %s, unhealthy nodes %s)", job["metadata"]["name"], budget, sorted(sick))
-        return False  # no checkpointing, no restarts left, or a node is unhealthy (restarting there is futile)
+            log.info("Job %s: no restart (%s)", job["metadata"]["name"], first.why)
+        return False
     pod = ws.launcher_pod(pods)
     text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
-    if not saved_a_checkpoint(text, log_profile(ctx.kube, job)):
-        log.info("Job %s: no restart, the dead attempt saved no checkpoint (%d bytes of log)", job["metadata"]["name"], len(text or ""))
+    decision = decide_restart(budget, sorted(sick), saved_a_checkpoint(text, log_profile(ctx.kube, job)))
+    if not decision.restart:
+        log.info("Job %s: no restart, %s (%d bytes of log)", job["metadata"]["name"], decision.why, len(text or ""))
         return False
     attempt = budget[0] + 1
     ctx.kube.create(attempt_log_object(job, attempt, text or ""))
