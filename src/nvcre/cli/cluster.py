@@ -17,7 +17,8 @@ import yaml
 
 from nvcre.cli.apps import cluster_app
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
-from nvcre.discovery.gpu import DRA_GPU_DRIVER, UNKNOWN, hardware_defaults, majority_arch, products_from_resource_slices
+from nvcre.catalog.hardware import hardware_defaults
+from nvcre.discovery.gpu import DRA_GPU_DRIVER, UNKNOWN, majority_arch, products_from_resource_slices
 from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
 from nvcre.discovery.platform import platform_counts
 from nvcre.errors import UserError

@@ -16,9 +16,11 @@ import typer
 
 from nvcre.api.load import load_file
 from nvcre.catalog.model import ResolvedCategory
-from nvcre.catalog.resolve import ADAPTERS, render_workload, resolve_category, resolve_workloadrun
+from nvcre.catalog.resolve import ADAPTERS, resolve_category, resolve_workloadrun
+from nvcre.workloads.render import render_workload
 from nvcre.cli.apps import certification_app, workloadrun_app
-from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
+from nvcre.catalog.hardware import check_gpu_arch, known_architectures
+from nvcre.discovery.gpu import PRODUCT_LABEL
 from nvcre.discovery.platform import PLATFORMS, check_platform
 from nvcre.errors import UserError
 from nvcre.planning.partition import plan_groups

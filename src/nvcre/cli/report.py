@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
-from urllib3.exceptions import HTTPError
 
 from nvcre.cli.apps import certification_app, workloadrun_app
 from nvcre.errors import UserError
-from nvcre.kube.client import ApiError, KubeClient, load_configuration
+from nvcre.kube.client import ApiError, KubeClient, TransportError, load_configuration
 from nvcre.report import Report, build_report
 from nvcre.report.collect import collect
 from nvcre.report.render import RENDERERS, RESULT_EXIT, render
@@ -42,7 +41,7 @@ def cluster_errors() -> Iterator[None]:
     except ApiError as err:
         hint = " (your kubeconfig's user lacks that permission)" if err.forbidden else ""
         raise UserError(f"the API server refused: {err.status} {err.reason}: {err.message}{hint}", exit_code=EXIT_CLUSTER) from None
-    except HTTPError as err:
+    except TransportError as err:
         raise UserError(f"cannot reach the API server: {err}", exit_code=EXIT_CLUSTER) from None
 
 

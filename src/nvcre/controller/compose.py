@@ -337,7 +337,7 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
 # ---------------------------------------------------------------- a group's Job
 def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration: int) -> dict:
     """The nvcre Job for one group: the template, the thresholds, and the workload rendered for the group."""
-    from nvcre.catalog.resolve import render_workload
+    from nvcre.workloads.render import render_workload
 
     meta, spec = wf["metadata"], wf.get("spec") or {}
     st = wf.get("status") or {}

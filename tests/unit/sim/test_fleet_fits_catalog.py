@@ -15,7 +15,8 @@ from decimal import Decimal
 import pytest
 
 from nvcre.api.quantity import parse_quantity
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.errors import UserError
 from nvcre.sim.fleet import FleetSpec, build_fleet
 from nvcre.sim.platforms import PLATFORMS
