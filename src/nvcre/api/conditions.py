@@ -27,6 +27,18 @@ COMPLETE = "Complete"
 MEASUREMENT_TYPES = (MEASURING, COMPLETE)
 
 NOT_APPLICABLE = "NotApplicable"
+
+
+def phase_of(conditions: list[dict] | None) -> str | None:
+    """The exclusive phase whose condition is True (Failed wins if a writer broke exclusivity).
+
+    The one reading of a phase from raw conditions, for the controller and the report alike.
+    """
+    for ctype in (FAILED, SUCCEEDED, IN_PROGRESS):
+        for cond in conditions or []:
+            if cond.get("type") == ctype and str(cond.get("status")) == "True":
+                return ctype
+    return None
 """Reason on the exclusive types that are not the current phase."""
 
 

@@ -17,6 +17,7 @@ from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller.conditions import CertificationReason, WorkflowReason
 from nvcre.controller.context import Context
+from nvcre.discovery.nodes import UNSCHEDULABLE_TAINT
 from nvcre.kube.resources import NVCRE_API_VERSION
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,6 @@ log = logging.getLogger(__name__)
 CATEGORY_INDEX = L.PREFIX + "category-index"
 ADAPTER_ANNOTATION = L.PREFIX + "adapter"
 INCLUDE_CORDONED = L.PREFIX + "include-cordoned"
-UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 GPU_PRESENT = "nvidia.com/gpu.present"
 GROUP_NODES_ANNOTATION_LIMIT = 64  # the group-nodes annotation repeats spec.nodes: small groups only
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 # The vocabulary is defined once, in nvcre.api.conditions; the reconcilers use these names.
+from nvcre.api.conditions import phase_of  # noqa: F401 (re-exported: one phase reading for all)
 from nvcre.api.conditions import (  # noqa: F401 (re-exported)
     EXCLUSIVE_TYPES as PHASES,
     FAILED,
@@ -43,14 +44,6 @@ def find(conditions: list[dict] | None, ctype: str) -> dict | None:
 def is_true(conditions: list[dict] | None, ctype: str) -> bool:
     cond = find(conditions, ctype)
     return bool(cond and cond.get("status") == "True")
-
-
-def phase_of(conditions: list[dict] | None) -> str | None:
-    """The exclusive phase that is True (Failed wins if a writer broke exclusivity)."""
-    for ctype in (FAILED, SUCCEEDED, IN_PROGRESS):
-        if is_true(conditions, ctype):
-            return ctype
-    return None
 
 
 def is_terminal(conditions: list[dict] | None) -> bool:

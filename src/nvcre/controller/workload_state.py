@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcre.controller import labels as L
+from nvcre.measure.failures import log_tail as _log_tail
 
 PENDING, RUNNING, SUCCEEDED, FAILED, ABSENT = "Pending", "Running", "Succeeded", "Failed", "Absent"
 ROLE_LABELS = ("nvcre.nvidia.com/role", "training.kubeflow.org/replica-type", "jobset.sigs.k8s.io/replicatedjob-name")
@@ -196,14 +197,8 @@ def failed_container(pods: list[dict]) -> FailedContainer | None:
 
 
 def log_tail(text: str | None, lines: int = FAILURE_LOG_LINES, limit: int = FAILURE_LOG_BYTES) -> str:
-    """The last ``lines`` lines, capped at ``limit`` bytes keeping the end."""
-    if not text:
-        return ""
-    tail = "\n".join(text.splitlines()[-lines:])
-    data = tail.encode("utf-8", "replace")
-    if len(data) > limit:
-        tail = data[-limit:].decode("utf-8", "ignore")
-    return tail
+    """The last ``lines`` lines, capped at ``limit`` bytes keeping the end (``nvcre.measure.failures.log_tail``)."""
+    return _log_tail(text or "", max_lines=lines, max_bytes=limit)
 
 
 def launcher_pod(pods: list[dict]) -> dict | None:

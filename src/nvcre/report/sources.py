@@ -5,11 +5,11 @@ labels the controller stamps on what it creates.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
+from nvcre.api.conditions import phase_of  # noqa: F401 (the one phase reading)
 from nvcre.report.model import Condition
-
+from nvcre.timefmt import parse_datetime as parse_time  # noqa: F401 (the one RFC 3339 parser)
 
 LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
 LABEL_GROUP = "nvcre.nvidia.com/group"
@@ -48,16 +48,6 @@ def to_condition(c: dict) -> Condition:
     )
 
 
-def parse_time(value: Any) -> datetime | None:
-    if not value:
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def env_names(env: Any) -> list[str]:
@@ -89,11 +79,6 @@ def workload_env(template: Any) -> list[dict]:
     return found
 
 
-def phase_of(conditions: list[dict]) -> str | None:
-    for ctype in ("Failed", "Succeeded", "InProgress"):
-        if true_condition(conditions, ctype):
-            return ctype
-    return None
 
 
 def orchestration_status(wf: dict | None) -> dict:
