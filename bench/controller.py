@@ -167,7 +167,9 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
                 "apiVersion": NVCRE_API_VERSION, "kind": "Certification",
                 "metadata": {"name": "bench", "namespace": "bench"},
                 "spec": {"target": {}, "categories": [
-                    {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": scale}}]},
+                    # MNNVL off: the test bed has no ComputeDomain (NVIDIA DRA driver) CRD
+                    {"domain": "communication", "variant": "nccl-all-reduce",
+                     "options": {"testScale": scale, "enableMNNVL": False}}]},
             })
             ends.start()
             while True:
