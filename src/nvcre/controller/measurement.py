@@ -20,6 +20,20 @@ from nvcre.kube.resources import NVCRE_API_VERSION
 JOB_FREEZE_GRACE = 30.0  # seconds the Job reconciler gets to freeze its measurement itself
 
 
+def _read(ctx: Context, kind: str, m: dict, job_name: str):
+    """A sample of the Job's logs, parsed by the measurement's profile."""
+    namespace, spec = m["metadata"]["namespace"], m.get("spec") or {}
+    pods = job_pods(ctx, namespace, job_name)
+    profile_name = spec.get("logProfileRef", "")
+    if kind == "BandwidthMeasurement" or profile_name in BANDWIDTH_PROFILES:
+        pod = ws.launcher_pod(pods)
+        return read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None)
+    profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", profile_name)
+    if profile is None:
+        ctx.events.emit(m, "Warning", "LogProfileNotFound", f"LogProfile {profile_name} does not exist")
+    return read_goodput(training_logs(ctx.kube, pods, profile), profile)
+
+
 def _make(kind: str):
     def reconcile(ctx: Context, namespace: str, name: str) -> float | None:
         m = ctx.kube.get(NVCRE_API_VERSION, kind, name, namespace)
@@ -46,16 +60,7 @@ def _make(kind: str):
             ended = max((parse_time(x.get("lastTransitionTime")) or 0.0) for x in jconds if x.get("status") == "True")
             if ctx.now() - ended < JOB_FREEZE_GRACE:
                 return JOB_FREEZE_GRACE  # the Job freezes its own measurement from its one final read
-        pods = job_pods(ctx, namespace, job_name)
-        profile_name = spec.get("logProfileRef", "")
-        if kind == "BandwidthMeasurement" or profile_name in BANDWIDTH_PROFILES:
-            pod = ws.launcher_pod(pods)
-            reading = read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None)
-        else:
-            profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", profile_name)
-            if profile is None:
-                ctx.events.emit(m, "Warning", "LogProfileNotFound", f"LogProfile {profile_name} does not exist")
-            reading = read_goodput(training_logs(ctx.kube, pods, profile), profile)
+        reading = _read(ctx, kind, m, job_name)
         if c.is_terminal(jconds):
             ok = c.is_true(jconds, c.SUCCEEDED)
             reason = "JobSucceeded" if ok and reading.ok else ("JobFailed" if not ok else (reading.note or "NoDataCollected"))

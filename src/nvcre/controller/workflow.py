@@ -17,6 +17,7 @@ from nvcre.controller import diagnose
 from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller import node_results
+from nvcre.controller import plan as planning
 from nvcre.controller.access import RUN_ROLEBINDING, AccessChecker, missing_message
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context, parse_time
@@ -91,7 +92,7 @@ def _check_access(ctx: Context, wf: dict) -> float | None:
 # ---------------------------------------------------------------- planning
 def _plan(ctx: Context, wf: dict) -> float | None:
     try:
-        plan = compose.plan_workflow(ctx, wf)
+        plan = planning.plan_workflow(ctx, wf)
     except compose.PlanError as err:
         write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
         return None

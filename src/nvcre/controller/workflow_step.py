@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
+from nvcre.controller import group_job
 from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller import naming
@@ -91,7 +92,7 @@ def _launch(ctx: Context, wf: dict, groups: list[dict], finished: list[Finished]
     for i in batch:
         name = job_name(wf, groups[i], iteration)
         try:
-            bodies.append((i, name, compose.job_for_group(ctx, wf, groups[i], name, iteration)))
+            bodies.append((i, name, group_job.job_for_group(ctx, wf, groups[i], name, iteration)))
         except compose.PlanError as err:
             raise LaunchRefused(err.reason, err.message) from err
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(bodies)))) as pool:
