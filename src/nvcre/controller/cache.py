@@ -19,6 +19,7 @@ import threading
 from collections import defaultdict
 
 from nvcre.controller import labels as L
+from nvcre.objpath import dig
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -153,7 +154,7 @@ class WatchCache:
 
     # ------------------------------------------------------------ indexes
     def _index(self, kind: str, key: Key, obj: dict) -> None:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = dig(obj, "metadata", "labels") or {}
         if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
             self._pieces[(key[0], labels[L.JOB])].add((kind, key[1]))
         elif kind == "Job":
@@ -162,11 +163,11 @@ class WatchCache:
             nodes = job_nodes(obj)
             for node in nodes:
                 self._on_node[node].add(key)
-            if not (obj.get("spec") or {}).get("nodes") and not L.group_nodes(obj):
+            if not dig(obj, "spec", "nodes") and not L.group_nodes(obj):
                 self._unpinned.add(key)
 
     def _unindex(self, kind: str, key: Key, obj: dict) -> None:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = dig(obj, "metadata", "labels") or {}
         if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
             _discard(self._pieces, (key[0], labels[L.JOB]), (kind, key[1]))
         elif kind == "Job":
@@ -187,6 +188,6 @@ def _discard(index: dict, key, value) -> None:
 
 def _rv(obj: dict) -> int:
     try:
-        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+        return int(dig(obj, "metadata", "resourceVersion") or 0)
     except ValueError:
         return 0

@@ -19,6 +19,7 @@ from nvcre.controller import labels as L
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -224,10 +225,10 @@ def _advance(ctx: Context, cert: dict) -> float | None:
 def _mark_category(
     ctx: Context, cert: dict, index: int, status: str, *, workflow: dict | None = None, reason: str | None = None, message: str = ""
 ) -> float | None:
-    cats = (cert.get("spec") or {}).get("categories") or []
+    cats = dig(cert, "spec", "categories") or []
     cat = cats[index]
     now_text = ctx.now_text()
-    wst = (workflow or {}).get("status") or {}
+    wst = dig(workflow, "status") or {}
 
     def mutate(o: dict) -> bool:
         ost = o["status"]

@@ -19,6 +19,7 @@ from nvcre.controller.conditions import CertificationReason, WorkflowReason
 from nvcre.controller.context import Context
 from nvcre.discovery.nodes import UNSCHEDULABLE_TAINT
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class Discovery:
 
 
 def include_cordoned(target: dict | None) -> bool:
-    return any(t.get("key") == UNSCHEDULABLE_TAINT for t in (target or {}).get("taintSelectors") or [])
+    return any(t.get("key") == UNSCHEDULABLE_TAINT for t in dig(target, "taintSelectors") or [])
 
 
 def discover(all_nodes: list[dict], target: dict | None, *, gpus_per_node: int | None = None) -> Discovery:
@@ -136,7 +137,7 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
             L.CATEGORY_VARIANT: category["variant"],
         },
         annotations={CATEGORY_INDEX: str(index)},
-        stall_grace=(category.get("options") or {}).get("schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
+        stall_grace=dig(category, "options", "schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
     )
 
 
@@ -238,19 +239,19 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", cert_name, ns) if cert_name else None
     if cert is None:
         raise PlanError(WorkflowReason.PARTITION_ERROR, "the Certification this Workflow belongs to is gone")
-    index = int((meta.get("annotations") or {}).get(CATEGORY_INDEX, "0"))
+    index = int((dig(meta.get("annotations"), CATEGORY_INDEX) or "0"))
     return resolve_certification_category(cert, index, platform, arch)
 
 
 def adapter_of(wf: dict) -> str:
     """The adapter a Workflow's Jobs render with: its template's, else its annotation's."""
-    template = ((wf.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
-    chosen = ((template.get("workload") or {}).get("native") or {}).get("adapter")
-    return chosen or (wf["metadata"].get("annotations") or {}).get(ADAPTER_ANNOTATION) or "native"
+    template = dig(wf, "spec", "jobTemplate", "spec") or {}
+    chosen = dig(template, "workload", "native", "adapter")
+    return chosen or dig(wf["metadata"].get("annotations"), ADAPTER_ANNOTATION) or "native"
 
 
 def is_diagnose(wf: dict) -> bool:
-    orch = (wf.get("spec") or {}).get("orchestration") or {}
+    orch = dig(wf, "spec", "orchestration") or {}
     return bool(orch.get("diagnose")) or orch.get("testScale") == "diagnose"
 
 

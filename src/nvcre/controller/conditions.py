@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 # The vocabulary is defined once, in nvcre.api.conditions; the reconcilers use these names.
 from nvcre.api.conditions import phase_of  # noqa: F401 (re-exported: one phase reading for all)
+from nvcre.objpath import dig
 from nvcre.api.conditions import (  # noqa: F401 (re-exported)
     EXCLUSIVE_TYPES as PHASES,
     FAILED,
@@ -52,12 +53,12 @@ def is_terminal(conditions: list[dict] | None) -> bool:
 
 def reason_of(conditions: list[dict] | None, ctype: str) -> str:
     cond = find(conditions, ctype)
-    return (cond or {}).get("reason", "")
+    return (dig(cond, "reason") or "")
 
 
 def message_of(conditions: list[dict] | None, ctype: str) -> str:
     cond = find(conditions, ctype)
-    return (cond or {}).get("message", "")
+    return (dig(cond, "message") or "")
 
 
 def set_condition(

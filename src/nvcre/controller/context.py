@@ -20,6 +20,7 @@ from nvcre.controller.events import EventSink
 from nvcre.controller.metrics import ControllerMetrics
 from nvcre.kube.client import KubeClient
 from nvcre.timefmt import format_time, parse_duration, parse_time
+from nvcre.objpath import dig
 
 __all__ = ["BoundedMemo", "Context", "Memos", "Settings", "format_time", "parse_duration", "parse_time", "write_status"]
 
@@ -129,7 +130,7 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
     before: dict = {}
 
     def apply(fresh: dict) -> bool:
-        before["conditions"] = copy.deepcopy((fresh.get("status") or {}).get("conditions") or [])
+        before["conditions"] = copy.deepcopy(dig(fresh, "status", "conditions") or [])
         return mutate(fresh)
 
     meta = obj["metadata"]
@@ -139,7 +140,7 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
     if written is not None:
         written.setdefault("apiVersion", obj["apiVersion"])
         written.setdefault("kind", obj["kind"])
-        after = (written.get("status") or {}).get("conditions") or []
+        after = dig(written, "status", "conditions") or []
         ctx.events.emit_transitions(written, before.get("conditions"), after)
         ctx.cache.put(written)
     return written

@@ -12,6 +12,7 @@ from nvcre.controller import labels as L
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 
 def job_pods(ctx: Context, namespace: str, name: str) -> list[dict]:
@@ -48,7 +49,7 @@ def workflow_jobs(ctx: Context, namespace: str, workflow: str) -> dict[str, dict
     (a decision on a stale copy only waits; a terminal copy is final)."""
     jobs = dict(ctx.cache.jobs_of(namespace, workflow))
     for name, job in list(jobs.items()):
-        if not c.is_terminal((job.get("status") or {}).get("conditions")):
+        if not c.is_terminal(dig(job, "status", "conditions")):
             fresh = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
             if fresh is None:
                 del jobs[name]

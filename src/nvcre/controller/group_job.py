@@ -11,6 +11,7 @@ from nvcre.controller.compose import INCLUDE_CORDONED, PlanError, adapter_of, re
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 GROUP_NODES_ANNOTATION_LIMIT = 64  # the group-nodes annotation repeats spec.nodes: small groups only
 DEFAULT_HEALTH = {"cel": {"expression": "node.spec.unschedulable == true"}}
@@ -30,7 +31,7 @@ def resolved_for(ctx: Context, wf: dict):
         except PlanError:
             raise
         except Exception as err:
-            category = (wf.get("spec") or {}).get("category")
+            category = dig(wf, "spec", "category")
             raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot resolve {category}: {getattr(err, 'message', err)}") from err
         ctx.memos.resolved.put(key, resolved)
     return resolved
@@ -39,7 +40,7 @@ def resolved_for(ctx: Context, wf: dict):
 def _render(wf: dict, resolved, group: dict, job_name: str) -> list[dict]:
     from nvcre.workloads.render import render_workload
 
-    orch_spec = (wf.get("spec") or {}).get("orchestration") or {}
+    orch_spec = dig(wf, "spec", "orchestration") or {}
     try:
         return render_workload(
             resolved,
@@ -58,20 +59,20 @@ def _render(wf: dict, resolved, group: dict, job_name: str) -> list[dict]:
 def _job_spec(wf: dict, resolved, group: dict, objects: list[dict]) -> dict:
     spec = wf.get("spec") or {}
     orch_spec = spec.get("orchestration") or {}
-    job_spec = json.loads(json.dumps((spec.get("jobTemplate") or {}).get("spec") or {}))
+    job_spec = json.loads(json.dumps(dig(spec, "jobTemplate", "spec") or {}))
     job_spec["workload"] = {"native": {"adapter": adapter_of(wf), "category": spec.get("category"), "objects": objects}}
     ckpt = resolved.workload.checkpoint
     if ckpt:  # the adapter made the volume; the Job restarts from it
         pvc = next((o["metadata"]["name"] for o in objects if o.get("kind") == "PersistentVolumeClaim"), None)
         if pvc:
             job_spec["checkpoint"] = {"pvcName": pvc, "maxRestarts": int(ckpt.get("maxRestarts") or 0)}
-    performance = (spec.get("validation") or {}).get("performance") or {}
-    thresholds = ((performance.get("thresholds") or {}).get("thresholds")) or {}
+    performance = dig(spec, "validation", "performance") or {}
+    thresholds = (dig(performance, "thresholds", "thresholds")) or {}
     if performance.get("enabled", bool(thresholds)) and thresholds:
         job_spec["thresholds"] = dict(thresholds)
         if performance.get("measurementTimeout"):
             job_spec["measurementTimeout"] = performance["measurementTimeout"]
-    timeout = (orch_spec.get("execution") or {}).get("timeoutPerJob")
+    timeout = dig(orch_spec, "execution", "timeoutPerJob")
     if timeout:
         job_spec["timeoutPerJob"] = timeout
     if group.get("nodes"):
@@ -82,15 +83,15 @@ def _job_spec(wf: dict, resolved, group: dict, objects: list[dict]) -> dict:
 
 def _job_metadata(wf: dict, group: dict, job_name: str, iteration: int) -> dict:
     meta = wf["metadata"]
-    tmeta = ((wf.get("spec") or {}).get("jobTemplate") or {}).get("metadata") or {}
+    tmeta = dig(wf, "spec", "jobTemplate", "metadata") or {}
     annotations = dict(tmeta.get("annotations") or {})
     if len(group.get("nodes") or []) <= GROUP_NODES_ANNOTATION_LIMIT:  # larger groups: spec.nodes alone
         annotations[L.GROUP_NODES] = ",".join(group.get("nodes") or [])
-    if (meta.get("annotations") or {}).get(INCLUDE_CORDONED):
+    if dig(meta.get("annotations"), INCLUDE_CORDONED):
         annotations[INCLUDE_CORDONED] = "true"
     labels = {**(tmeta.get("labels") or {}),
               **L.managed_labels(workflow=meta["name"], group=group["name"], iteration=str(iteration))}
-    if (meta.get("labels") or {}).get(L.CERTIFICATION):
+    if dig(meta.get("labels"), L.CERTIFICATION):
         labels[L.CERTIFICATION] = meta["labels"][L.CERTIFICATION]
     return {"name": job_name, "namespace": meta["namespace"], "labels": labels, "annotations": annotations,
             "ownerReferences": [L.owner_reference(wf)]}

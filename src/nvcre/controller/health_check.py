@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 from nvcre.health.detectors import NodeHealthMonitor, detectors_for_job, failed_node_entries
+from nvcre.objpath import dig
 
 _lock = threading.Lock()  # only guards creating a monitor in a memo
 
@@ -39,7 +40,7 @@ _DEFAULT = _Memo()
 
 
 def monitor_for(job_spec: dict, *, include_cordoned: bool = False, memo=None) -> _Guarded:
-    expression = ((job_spec.get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression")
+    expression = dig(job_spec, "nodeHealthMonitor", "cel", "expression")
     key = (expression, include_cordoned)
     memo = memo if memo is not None else _DEFAULT
     with _lock:

@@ -44,6 +44,7 @@ from nvcre.controller.measurements import (
     training_logs,
 )
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -74,14 +75,14 @@ def desired_workload(job: dict, rendered: list[dict] | None = None) -> list[dict
     else:
         native = workload.get("native") or {}
         objects = copy.deepcopy(native.get("objects") or [])
-    wf = (meta.get("labels") or {}).get(L.WORKFLOW)
-    extra = ((spec.get("workloadMetadata") or {}).get("labels")) or {}
+    wf = dig(meta.get("labels"), L.WORKFLOW)
+    extra = (dig(spec, "workloadMetadata", "labels")) or {}
     for obj in objects:
         om = obj.setdefault("metadata", {})
         om["namespace"] = ns
         om.setdefault("labels", {}).update({**extra, **L.managed_labels(job=meta["name"], workflow=wf)})
         om["ownerReferences"] = [L.owner_reference(job)]
-        template = (obj.get("spec") or {}).get("template")
+        template = dig(obj, "spec", "template")
         if isinstance(template, dict):
             template.setdefault("metadata", {}).setdefault("labels", {})[L.JOB] = meta["name"]
     return objects
@@ -107,7 +108,7 @@ def _ref(obj: dict) -> dict:
 def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
     job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
     if job is None or job["metadata"].get("deletionTimestamp"):
-        ctx.forget((job or {}).get("metadata", {}).get("uid"), namespace, name)
+        ctx.forget(dig(job, "metadata", "uid"), namespace, name)
         return None
     ctx.cache.put(job)
     status = job.get("status") or {}
@@ -167,7 +168,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
             ctx.kube.create(mobj)
         except Exception as err:
             ctx.events.emit(job, "Warning", "MeasurementCreationError", f"{mobj['kind']} {mobj['metadata']['name']}: {err}")
-    restarted = int((job.get("status") or {}).get("restartCount") or 0) > 0
+    restarted = int(dig(job, "status", "restartCount") or 0) > 0
     for obj in desired:
         current = _get(ctx, obj) if restarted else None
         if current is not None and current["metadata"].get("deletionTimestamp"):
@@ -183,7 +184,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
             return 10.0
         created_any |= created
         if created:
-            wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
+            wf = (dig(meta.get("labels"), L.WORKFLOW) or "")
             ctx.metrics.workloads_created.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf).inc()
     primary = _primary(desired)
     reason = JobReason.WORKLOAD_CREATED if created_any else JobReason.WORKLOAD_ADOPTED
@@ -223,7 +224,7 @@ def _gather(ctx: Context, job: dict, desired: list[dict]) -> Observation:
     pods = job_pods(ctx, meta.get("namespace", ""), meta["name"])
     group = spec.get("nodes") or L.group_nodes(job)
     ran = ws.pod_nodes(ws.with_remembered(pods, ctx.placements.get((meta.get("namespace", ""), meta["name"])) or {}))
-    include_cordoned = (meta.get("annotations") or {}).get(INCLUDE_CORDONED) == "true"
+    include_cordoned = dig(meta.get("annotations"), INCLUDE_CORDONED) == "true"
     nodes = watched_nodes(ctx, sorted(set(group) | set(ran)))
     try:
         sick = unhealthy_nodes(spec, nodes, include_cordoned=include_cordoned, memo=ctx.memos.monitors)
@@ -311,8 +312,8 @@ def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, 
         start = parse_time(clocks.updates.get("workloadStartTime") or status.get("workloadStartTime"))
         if start is not None and not obs.blocked:
             due.append(start + timeout - now)
-    gm = (job.get("spec") or {}).get("goodputMeasurement")
-    if gm and (job.get("spec") or {}).get("stallMultiplier"):
+    gm = dig(job, "spec", "goodputMeasurement")
+    if gm and dig(job, "spec", "stallMultiplier"):
         due.append(parse_duration(gm.get("sampleInterval"), 60.0) or 60.0)
     return max(0.5, min(due))
 
@@ -329,7 +330,7 @@ def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: 
 
     written = write_status(ctx, job, mutate)
     if written is not None and sick:
-        wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
+        wf = (dig(meta.get("labels"), L.WORKFLOW) or "")
         for node in sorted(sick):
             ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
     if p.terminal is None:
@@ -354,7 +355,7 @@ def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
         return None
     values = reading.values if reading is not None else {}
     timeout = parse_duration(spec.get("measurementTimeout"), ctx.settings.measurement_timeout_seconds) or 0.0
-    conds = (job.get("status") or {}).get("conditions")
+    conds = dig(job, "status", "conditions")
     succeeded = c.find(conds, c.SUCCEEDED) if c.is_true(conds, c.SUCCEEDED) else None
     started = parse_time(succeeded.get("lastTransitionTime")) if succeeded else None
     timed_out = ctx.now() - (started or since) >= timeout
@@ -365,7 +366,7 @@ def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
 def _awaiting_verdict(job: dict) -> bool:
     st = job.get("status") or {}
     return (
-        bool((job.get("spec") or {}).get("thresholds"))
+        bool(dig(job, "spec", "thresholds"))
         and c.is_true(st.get("conditions"), c.SUCCEEDED)
         and c.find(st.get("conditions"), c.VALIDATION_FAILED) is None
     )
@@ -378,7 +379,7 @@ def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     decision = _verdict(ctx, job, reading, since=ctx.now())
     if decision is None:
         return 5.0
-    group = (job.get("spec") or {}).get("nodes") or L.group_nodes(job)
+    group = dig(job, "spec", "nodes") or L.group_nodes(job)
 
     def mutate(o: dict) -> bool:
         st = o["status"]
@@ -441,7 +442,7 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         if pod is None:
             return {"reason": reason, "tail": "no pods were running when the Job timed out"}
         text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"], tail_lines=ws.FAILURE_LOG_LINES)
-        entry = {"podName": pod["metadata"]["name"], "nodeName": (pod.get("spec") or {}).get("nodeName"), "reason": reason}
+        entry = {"podName": pod["metadata"]["name"], "nodeName": dig(pod, "spec", "nodeName"), "reason": reason}
         entry["tail"] = ws.log_tail(text)[-8000:]
         return {k: v for k, v in entry.items() if v not in (None, "")}
     namespace = job["metadata"].get("namespace")
@@ -481,8 +482,8 @@ def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
         return None
     # two sample intervals of slack, as the reference allows, before calling it a stall
     return stall_verdict(text, profile, now=now - 2 * interval, multiplier=float(multiplier),
-                         started_at=parse_time((job.get("status") or {}).get("workloadStartTime")),
-                         resumed_at=parse_time((job.get("status") or {}).get("schedulingResumedTime")),
+                         started_at=parse_time(dig(job, "status", "workloadStartTime")),
+                         resumed_at=parse_time(dig(job, "status", "schedulingResumedTime")),
                          startup_timeout=float(spec.get("startupStallTimeoutSeconds") or 1200))
 
 
@@ -541,7 +542,7 @@ def _restart_from_checkpoint(ctx: Context, job: dict, desired: list[dict], pods:
         return True
 
     written = write_status(ctx, job, mutate)
-    if written is not None and int((written.get("status") or {}).get("restartCount") or 0) >= attempt:
+    if written is not None and int(dig(written, "status", "restartCount") or 0) >= attempt:
         _cleanup(ctx, written, [o for o in desired if o["kind"] not in KEEP_ON_RESTART])
     return True
 
@@ -552,7 +553,7 @@ def _fail(o: dict, reason: str, message: str, *, nodes_reason: str) -> bool:
     if c.is_terminal(st.get("conditions")):
         return False
     c.set_status_phase(st, c.FAILED, reason, message, generation=o["metadata"].get("generation"))
-    blame(st, (o.get("spec") or {}).get("nodes") or L.group_nodes(o), nodes_reason, message)
+    blame(st, dig(o, "spec", "nodes") or L.group_nodes(o), nodes_reason, message)
     return True
 
 

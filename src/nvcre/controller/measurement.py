@@ -15,6 +15,7 @@ from nvcre.controller.gather import job_pods
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.measurements import BANDWIDTH_PROFILES, complete_status, read_bandwidth, read_goodput, training_logs
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 
 JOB_FREEZE_GRACE = 30.0  # seconds the Job reconciler gets to freeze its measurement itself
@@ -47,12 +48,12 @@ def _make(kind: str):
             return None
         spec = m.get("spec") or {}
         interval = parse_duration(spec.get("sampleInterval"), 60.0) or 60.0
-        job_name = (spec.get("jobRef") or {}).get("name", "")
+        job_name = (dig(spec.get("jobRef"), "name") or "")
         job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, namespace)
         if job is None:
             write_status(ctx, m, lambda o: complete_status(o["status"], "JobFailed", f"Job {job_name} not found", ctx.now_text(), None))
             return None
-        jconds = (job.get("status") or {}).get("conditions")
+        jconds = dig(job, "status", "conditions")
         age = ctx.now() - (parse_time(m["metadata"].get("creationTimestamp")) or ctx.now())
         if not c.is_terminal(jconds) and age < interval:
             return interval - age  # first provisional sample one interval in

@@ -28,6 +28,7 @@ from nvcre.controller.context import Context
 from nvcre.controller.queue import Key, WorkQueue, run_workers
 from nvcre.kube import watch
 from nvcre.kube.resources import NVCRE_GROUP, NVCRE_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class Controller:
     def observe_workload_piece(self, body: dict) -> None:
         """A pod or batch Job of a workload changed: look at the nvcre Job that owns it."""
         meta = body.get("metadata") or {}
-        job = (meta.get("labels") or {}).get(L.JOB)
+        job = dig(meta.get("labels"), L.JOB)
         if job:
             key = (meta.get("namespace") or "", job)
             if (record := ws.placement_record(body)) is not None:  # a bound pod (a batch Job has no nodeName)
@@ -124,7 +125,7 @@ class Controller:
         Heartbeats (only lastHeartbeatTime moves) are ignored, so a large fleet's status
         updates do not turn into a reconcile storm.
         """
-        name = (body.get("metadata") or {}).get("name", "")
+        name = (dig(body.get("metadata"), "name") or "")
         fingerprint = node_fingerprint(body)
         if self._node_prints.get(name) == fingerprint:
             return
@@ -134,7 +135,7 @@ class Controller:
             return  # the initial listing: nothing changed yet
         for namespace, job_name in self.ctx.cache.jobs_on(name):  # an index, not a scan of every Job
             job = self.ctx.cache.get("Job", namespace, job_name)
-            if job is not None and not c.is_terminal((job.get("status") or {}).get("conditions")):
+            if job is not None and not c.is_terminal(dig(job, "status", "conditions")):
                 self.queue.add(("Job", namespace, job_name))
 
     def resync(self) -> None:
@@ -143,7 +144,7 @@ class Controller:
             for kind in self.reconcilers:
                 for obj in self.ctx.cache.of_kind(kind):
                     if kind in ("BandwidthMeasurement", "GoodputMeasurement") or not c.is_terminal(
-                        (obj.get("status") or {}).get("conditions")
+                        dig(obj, "status", "conditions")
                     ):
                         meta = obj["metadata"]
                         self.queue.add((kind, meta.get("namespace", ""), meta["name"]))
@@ -202,7 +203,7 @@ def connection_info(ctx: Context) -> kopf.ConnectionInfo:
     """kopf logs in with the same credentials as our client (kubeconfig or in-cluster)."""
     cfg = ctx.kube.configuration
     token = None
-    auth = (cfg.api_key or {}).get("authorization") or (cfg.api_key or {}).get("BearerToken")
+    auth = dig(cfg.api_key, "authorization") or dig(cfg.api_key, "BearerToken")
     if auth:
         token = auth.split(" ", 1)[1] if auth.lower().startswith("bearer ") else auth
     return kopf.ConnectionInfo(

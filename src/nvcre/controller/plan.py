@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from nvcre.controller.compose import Discovery, PlanError, _names, discover, gpu_nodes, resolve_for_workflow
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context
+from nvcre.objpath import dig
 
 
 @dataclass
@@ -30,7 +31,7 @@ def _discover_and_resolve(ctx: Context, wf: dict):
     from nvcre.discovery.platform import platform_counts
 
     spec = wf.get("spec") or {}
-    target = (spec.get("orchestration") or {}).get("target")
+    target = dig(spec, "orchestration", "target")
     all_nodes = gpu_nodes(ctx)
     first = discover(all_nodes, target)
     if not first.nodes:
@@ -100,14 +101,14 @@ def _orchestration(found: Discovery, resolved, names: list[str], groups: list[di
 
 
 def plan_workflow(ctx: Context, wf: dict) -> Plan:
-    orch = (wf.get("spec") or {}).get("orchestration") or {}
+    orch = dig(wf, "spec", "orchestration") or {}
     found, resolved = _discover_and_resolve(ctx, wf)
     names = [n["metadata"]["name"] for n in found.nodes]
     labels = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}) for n in found.nodes}
     test_scale = orch.get("testScale") or resolved.test_scale or "full-scale"
     placement = orch.get("placement") or "Pinned"
     npj = _nodes_per_job(orch, resolved, len(names))
-    key = (orch.get("topology") or {}).get("topologyKey") or (orch.get("diagnose") or {}).get("topologyKey") or resolved.topology_key
+    key = dig(orch, "topology", "topologyKey") or dig(orch, "diagnose", "topologyKey") or resolved.topology_key
     groups, cut, nodes_per_job = _partition(test_scale, names, labels, npj, key, placement)
     excluded = sorted(found.excluded + cut, key=lambda e: e["name"])
     orchestration = _orchestration(found, resolved, names, groups, nodes_per_job, test_scale, placement, excluded)

@@ -34,6 +34,7 @@ from nvcre.controller.workflow_step import LAUNCH_BATCH  # noqa: F401
 from nvcre.controller.workflow_step import job_name as _job_name  # noqa: F401
 from nvcre.controller.workflow_step import step as _step
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
     wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", name, namespace)
     if wf is None or wf["metadata"].get("deletionTimestamp"):
-        ctx.forget((wf or {}).get("metadata", {}).get("uid"))
+        ctx.forget(dig(wf, "metadata", "uid"))
         return None
     ctx.cache.put(wf)
     status = wf.get("status") or {}
@@ -60,7 +61,7 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
         if not orch.get("diagnose"):
             return _plan(ctx, wf)
         return diagnose.step_diagnose(ctx, wf)
-    if (orch.get("isolation") or {}).get("phase") == isolation.RUNNING:
+    if dig(orch, "isolation", "phase") == isolation.RUNNING:
         return _step_isolation(ctx, wf)
     if not orch.get("groups"):
         return _plan(ctx, wf)
@@ -74,7 +75,7 @@ def _check_access(ctx: Context, wf: dict) -> float | None:
     ns = wf["metadata"]["namespace"]
     denied = checker.missing(ns, compose.adapter_of(wf))
     if not denied:
-        if c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) == WorkflowReason.NAMESPACE_PERMISSIONS_MISSING:
+        if c.reason_of(dig(wf, "status", "conditions"), c.IN_PROGRESS) == WorkflowReason.NAMESPACE_PERMISSIONS_MISSING:
             write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, "Namespace permissions granted"))
         return None
     message = missing_message(ns, denied)
@@ -82,7 +83,7 @@ def _check_access(ctx: Context, wf: dict) -> float | None:
     if ctx.now() - created > ctx.settings.namespace_access_timeout_seconds:
         write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
         return None
-    first = c.reason_of((wf.get("status") or {}).get("conditions"), c.IN_PROGRESS) != WorkflowReason.NAMESPACE_PERMISSIONS_MISSING
+    first = c.reason_of(dig(wf, "status", "conditions"), c.IN_PROGRESS) != WorkflowReason.NAMESPACE_PERMISSIONS_MISSING
     write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
     if first:
         ctx.events.emit(wf, "Warning", WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, f"create RoleBinding {RUN_ROLEBINDING}: {message}")
@@ -148,15 +149,15 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
             return ctx.settings.resync_seconds
     if child is not None and not L.controlled_by(child, wf):
         child, note = None, f"Workflow {iso['workflow']} exists and is not controlled by Workflow {meta['name']}"
-    if child is not None and not c.is_terminal((child.get("status") or {}).get("conditions")):
+    if child is not None and not c.is_terminal(dig(child, "status", "conditions")):
         return ctx.settings.resync_seconds  # the child's watch events wake this Workflow
-    iterations = int(((wf.get("spec") or {}).get("orchestration") or {}).get("iterations") or 1)
+    iterations = int(dig(wf, "spec", "orchestration", "iterations") or 1)
     now_text = ctx.now_text()
     outcome: dict = {}
 
     def mutate(o: dict) -> bool:
         ost = o["status"]
-        if c.is_terminal(ost.get("conditions")) or ((ost.get("orchestration") or {}).get("isolation") or {}).get("phase") != isolation.RUNNING:
+        if c.is_terminal(ost.get("conditions")) or dig(ost, "orchestration", "isolation", "phase") != isolation.RUNNING:
             return False
         outcome["summary"] = isolation.fold(ost, child, note)
         outcome["phase"] = ost["orchestration"]["isolation"]["phase"]

@@ -23,13 +23,14 @@ from nvcre.controller.context import Context
 from nvcre.controller.decide.workflow_pass import Finished, WorkflowPass, apply_workflow_pass
 from nvcre.controller.node_results import write_workflow_status
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 LAUNCH_BATCH = 64  # Jobs created per pass (in parallel), then the status write
 
 
 def job_name(wf: dict, group: dict, iteration: int) -> str:
-    orch = (wf.get("status") or {}).get("orchestration") or {}
-    iterations = int(((wf.get("spec") or {}).get("orchestration") or {}).get("iterations") or 1)
+    orch = dig(wf, "status", "orchestration") or {}
+    iterations = int(dig(wf, "spec", "orchestration", "iterations") or 1)
     # diagnose runs many rounds: every round's Jobs need names of their own
     retries = int(group.get("retries") or 0)
     single = iterations <= 1 and len(orch.get("groups") or []) <= 1 and not compose.is_diagnose(wf) and not retries
@@ -51,7 +52,7 @@ def _poll_running(ctx: Context, wf: dict, groups: list[dict], iteration: int) ->
     for i, g in enumerate(groups):
         if g.get("phase") != core.RUNNING:
             continue
-        name = (g.get("jobRef") or {}).get("name") or job_name(wf, g, iteration)
+        name = dig(g, "jobRef", "name") or job_name(wf, g, iteration)
         job = jobs.get(name)
         if job is None or core.group_outcome(job).phase != core.RUNNING:
             job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, ns)
@@ -112,7 +113,7 @@ def step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | Non
     orch = st.get("orchestration") or {}
     groups = orch.get("groups") or []  # read only: the write edits a fresh copy
     iteration = int(orch.get("currentIteration") or 1)
-    execution = (spec.get("orchestration") or {}).get("execution") or {}
+    execution = dig(spec, "orchestration", "execution") or {}
     finished, blocked = _poll_running(ctx, wf, groups, iteration)
     try:
         launched, more = _launch(ctx, wf, groups, finished, iteration, int(execution.get("maxConcurrent") or 0))
@@ -134,7 +135,7 @@ def _after_write(ctx: Context, written: dict | None, iteration: int, more: bool)
         return 0.0
     if c.is_terminal(wst.get("conditions")):
         return None
-    if (orch.get("isolation") or {}).get("phase") == isolation.RUNNING:
+    if dig(orch, "isolation", "phase") == isolation.RUNNING:
         return 0.0  # create the isolation Workflow now
     return 0.0 if more else ctx.settings.resync_seconds
 
@@ -146,5 +147,5 @@ def delete_iteration_jobs(ctx: Context, wf: dict, iteration: int) -> None:
     if not jobs:
         jobs = ctx.kube.list(NVCRE_API_VERSION, "Job", ns, label_selector=f"{L.WORKFLOW}={wf['metadata']['name']}")
     for job in jobs:
-        if (job["metadata"].get("labels") or {}).get(L.ITERATION) == str(iteration) and L.controlled_by(job, wf):
+        if dig(job["metadata"].get("labels"), L.ITERATION) == str(iteration) and L.controlled_by(job, wf):
             ctx.kube.delete(NVCRE_API_VERSION, "Job", job["metadata"]["name"], ns, uid=job["metadata"]["uid"])

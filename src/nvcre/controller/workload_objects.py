@@ -20,6 +20,7 @@ import json
 
 from nvcre.controller import labels as L
 from nvcre.controller import naming
+from nvcre.objpath import dig
 
 INLINE_LIMIT = 128 * 1024
 KEY = "objects.json.gz"
@@ -43,7 +44,7 @@ def externalize(job: dict, owner: dict, *, limit: int = INLINE_LIMIT) -> dict | 
 
     Edits ``job`` in place: ``objects`` becomes ``objectsRef``.
     """
-    native = ((job.get("spec") or {}).get("workload") or {}).get("native") or {}
+    native = dig(job, "spec", "workload", "native") or {}
     objects = native.get("objects")
     if not objects:
         return None
@@ -68,7 +69,7 @@ def externalize(job: dict, owner: dict, *, limit: int = INLINE_LIMIT) -> dict | 
 
 
 def objects_ref(job: dict) -> dict | None:
-    return ((((job.get("spec") or {}).get("workload") or {}).get("native") or {}).get("objectsRef")) or None
+    return (dig(job, "spec", "workload", "native", "objectsRef")) or None
 
 
 def resolve(job: dict, configmap: dict | None) -> list[dict]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason
 from nvcre.timefmt import parse_time
+from nvcre.objpath import dig
 
 SETTLE_SECONDS = 30.0
 
@@ -36,26 +37,26 @@ class EndDecision:
 
 
 def _started(pod: dict) -> bool:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+    for cs in dig(pod, "status", "containerStatuses") or []:
         state = cs.get("state") or {}
         if state.get("running") or state.get("terminated") or cs.get("lastState", {}).get("terminated"):
             return True
-    return (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")
+    return dig(pod, "status", "phase") in ("Running", "Succeeded", "Failed")
 
 
 def _live(pod: dict) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Pending", "Running", None) and _started(pod)
+    return dig(pod, "status", "phase") in ("Pending", "Running", None) and _started(pod)
 
 
 def _waiting_reason(pod: dict) -> str:
     """Why a pod has not started: the scheduler's message or the container's waiting reason."""
-    if not (pod.get("spec") or {}).get("nodeName"):
-        for cond in (pod.get("status") or {}).get("conditions") or []:
+    if not dig(pod, "spec", "nodeName"):
+        for cond in dig(pod, "status", "conditions") or []:
             if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
                 return f"unscheduled ({cond.get('reason') or 'Pending'}: {cond.get('message') or ''})".strip()
         return "not scheduled yet"
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        waiting = (cs.get("state") or {}).get("waiting") or {}
+    for cs in dig(pod, "status", "containerStatuses") or []:
+        waiting = dig(cs, "state", "waiting") or {}
         if waiting.get("reason"):
             return f"{waiting['reason']} on {pod['spec']['nodeName']}"
     return f"starting on {pod['spec']['nodeName']}"
@@ -75,7 +76,7 @@ def ended_at(objects: list[dict]) -> float | None:
     """When the workload's deciding object reported its end (latest Failed/Complete transition)."""
     times = []
     for obj in objects:
-        for cond in (obj.get("status") or {}).get("conditions") or []:
+        for cond in dig(obj, "status", "conditions") or []:
             if cond.get("type") in ("Failed", "Complete", "SuccessCriteriaMet") and cond.get("status") == "True":
                 if (t := parse_time(cond.get("lastTransitionTime"))) is not None:
                     times.append(t)
@@ -86,7 +87,7 @@ def not_started(objects: list[dict], pods: list[dict]) -> tuple[int, int, str]:
     """(ranks that never started, ranks expected, an example reason) for a launcher workload."""
     if not any(ws.is_launcher(p) for p in pods) and not any(ws.is_launcher(o) for o in objects):
         return 0, 0, ""  # no launcher: every pod is a rank and ran its own course
-    ranks = [p for p in pods if not ws.is_launcher(p) and not (p.get("metadata") or {}).get("deletionTimestamp")]
+    ranks = [p for p in pods if not ws.is_launcher(p) and not dig(p, "metadata", "deletionTimestamp")]
     expected = max(expected_ranks(objects), len(ranks))
     waiting = [p for p in ranks if not _started(p)]
     missing = expected - len(ranks)

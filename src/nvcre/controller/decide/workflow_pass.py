@@ -18,6 +18,7 @@ from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.decide.job_pass import blamed_nodes
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 MAX_FAILED_GROUPS = 128  # keep status small: the first failed groups, all failed nodes
 COMPACT_GROUPS = 256  # above this many groups, group entries carry no jobRef or times
@@ -54,9 +55,9 @@ def apply_workflow_pass(o: dict, p: WorkflowPass) -> bool:
     if int(orch.get("currentIteration") or 1) != p.iteration or len(groups) != p.group_count:
         return False  # another pass moved on; the next pass re-decides
     before = repr(ost)
-    spec_orch = (o.get("spec") or {}).get("orchestration") or {}
+    spec_orch = dig(o, "spec", "orchestration") or {}
     iterations = int(spec_orch.get("iterations") or 1)
-    retry_budget = int((spec_orch.get("execution") or {}).get("retryFailedGroups") or 0)
+    retry_budget = int(dig(spec_orch, "execution", "retryFailedGroups") or 0)
     pending = _fold_finished(ost, groups, p, retry_budget)
     if pending:
         ost["failedNodes"], _ = c.merge_failed_nodes(ost.get("failedNodes"), pending)
@@ -83,7 +84,7 @@ def _fold_finished(ost: dict, groups: list[dict], p: WorkflowPass, retry_budget:
             continue
         if retryable(f.outcome, int(g.get("retries") or 0), retry_budget, diagnose=p.diagnose_round):
             # the failed attempt's nodes are recorded, the group runs again under a new Job
-            pending.extend(blamed_nodes((f.job or {}).get("status") or {}, list(g.get("nodes") or [])))
+            pending.extend(blamed_nodes(dig(f.job, "status") or {}, list(g.get("nodes") or [])))
             g["retries"] = int(g.get("retries") or 0) + 1
             g["phase"] = core.PENDING
             for key in ("jobRef", "startTime", "completionTime"):
@@ -176,7 +177,7 @@ def absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | No
                pending: list[dict], *, diagnose: bool = False) -> None:
     """Fold a finished group's Job into the Workflow: failed groups and bandwidth now; its
     failed nodes go to ``pending``, merged once per pass (one merge, not one per Job)."""
-    jst = (job or {}).get("status") or {}
+    jst = dig(job, "status") or {}
     _absorb_measurements(st, group, jst, n_groups)
     if diagnose:
         # a failing diagnose test implicates its group, not each node: only a health
