@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from nvcre.report.model import CategoryReport, FailedGroup, FailedNode, FailureLog, GroupResult
 from nvcre.report.sources import BANDWIDTH_DOMAINS, plain, true_condition
+from nvcre.objpath import dig
 
 
 def failed_node(raw: Any, category: str, group: str | None) -> FailedNode:
@@ -38,7 +39,7 @@ def distinct_failed(nodes: Iterable[FailedNode]) -> list[FailedNode]:
 
 
 def group_of_job(job: dict, groups: list[GroupResult]) -> str | None:
-    name = (job.get("metadata") or {}).get("name")
+    name = dig(job.get("metadata"), "name")
     return next((g.name for g in groups if g.job_name == name), None)
 
 
@@ -53,7 +54,7 @@ def collect_failed_groups(
         job = jobs_by_name.get(g.job_name) if g.job_name else None
         rec = recorded.get(g.name) or {}
         reason = rec.get("message") or job_failure_reason(job) or rec.get("reason") or fallback_reason(g, failed_nodes)
-        log = rec.get("failureLog") or ((job or {}).get("status") or {}).get("failureLog")
+        log = rec.get("failureLog") or dig(job, "status", "failureLog")
         out.append(
             FailedGroup(
                 name=g.name,
@@ -81,7 +82,7 @@ def collect_failed_groups(
 
 
 def job_failure_reason(job: dict | None) -> str | None:
-    conds = ((job or {}).get("status") or {}).get("conditions") or []
+    conds = dig(job, "status", "conditions") or []
     for ctype in ("Failed", "HardwareFailed", "ValidationFailed"):
         c = true_condition(conds, ctype)
         if c and (c.get("message") or c.get("reason")):

@@ -10,6 +10,7 @@ from typing import Any
 from nvcre.api.conditions import phase_of  # noqa: F401 (the one phase reading)
 from nvcre.report.model import Condition
 from nvcre.timefmt import parse_datetime as parse_time  # noqa: F401 (the one RFC 3339 parser)
+from nvcre.objpath import dig
 
 LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
 LABEL_GROUP = "nvcre.nvidia.com/group"
@@ -82,7 +83,7 @@ def workload_env(template: Any) -> list[dict]:
 
 
 def orchestration_status(wf: dict | None) -> dict:
-    return ((wf or {}).get("status") or {}).get("orchestration") or {}
+    return dig(wf, "status", "orchestration") or {}
 
 
 def groups_status(wf: dict | None) -> list[dict]:
@@ -92,7 +93,7 @@ def groups_status(wf: dict | None) -> list[dict]:
 def job_phase(job: dict | None) -> str | None:
     if not job:
         return None
-    conds = (job.get("status") or {}).get("conditions") or []
+    conds = dig(job.get("status"), "conditions") or []
     if true_condition(conds, "Failed"):
         return "Failed"
     if true_condition(conds, "Succeeded"):
