@@ -14,6 +14,9 @@ import json
 
 import pytest
 
+from nvcre.api.certification import CertificationStatus
+from nvcre.api.job import JobStatus
+from nvcre.api.workflow import WorkflowStatus
 from nvcre.controller import conditions as c
 from nvcre.controller import node_results
 from nvcre.controller.certification import reconcile_certification
@@ -107,8 +110,11 @@ def test_every_object_written_stays_under_one_mib_at_4096_nodes(healthy):
     kube, wf = _run(healthy)
     largest = max(kube.written.items(), key=lambda kv: kv[1])
     assert largest[1] < MiB, sorted(kube.written.items(), key=lambda kv: -kv[1])[:5]
+    models = {"Job": JobStatus, "Workflow": WorkflowStatus, "Certification": CertificationStatus}
     for obj in kube.objects.values():
         assert len(json.dumps(obj)) < MiB, obj["metadata"]["name"]
+        if obj.get("apiVersion") == API and obj["kind"] in models and obj.get("status"):
+            models[obj["kind"]].model_validate(obj["status"])  # the CRD schema's model: nothing unknown, nothing too long
     wst = kube.get(API, "Workflow", wf, "ns")["status"]
     assert c.phase_of(wst["conditions"]) == (c.SUCCEEDED if healthy else c.FAILED)
     cert = kube.get(API, "Certification", "cert", "ns")["status"]
