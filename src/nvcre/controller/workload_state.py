@@ -86,11 +86,32 @@ def workload_phase(objects: list[dict], pods: list[dict]) -> WorkloadPhase:
         deciding = launchers or batch
         if all(batch_job_phase(j) == SUCCEEDED for j in deciding):
             return WorkloadPhase(SUCCEEDED)
+        if (ended := launcher_pod_end(launchers, pods)) is not None:
+            return ended
     if any(dig(p, "status", "phase") == "Running" for p in pods):
         return WorkloadPhase(RUNNING)
     if any(dig(p, "status", "phase") == "Failed" for p in pods) and not batch and not trainjobs:
         return WorkloadPhase(FAILED, "a pod failed")
     return WorkloadPhase(PENDING)
+
+
+def launcher_pod_end(launchers: list[dict], pods: list[dict]) -> WorkloadPhase | None:
+    """The run's end read from the launcher pod itself, before the job controller marks its
+    batch Job (seconds later at fleet scale): with ``backoffLimit: 0`` a launcher pod that
+    has terminated is the run's end, exit 0 a success and anything else a failure."""
+    if len(launchers) != 1 or int(dig(launchers[0], "spec", "backoffLimit") or 0) != 0:
+        return None
+    mine = [p for p in pods if is_launcher(p) and not dig(p, "metadata", "deletionTimestamp")]
+    if len(mine) != 1:
+        return None
+    phase = dig(mine[0], "status", "phase")
+    if phase == "Succeeded":
+        return WorkloadPhase(SUCCEEDED)
+    if phase == "Failed":
+        failed = failed_container(mine)
+        return WorkloadPhase(FAILED, f"launcher pod {mine[0]['metadata']['name']} failed"
+                                     + (f" (exit code {failed.exit_code}, {failed.reason})" if failed else ""))
+    return None
 
 
 def unschedulable_message(pods: list[dict]) -> str | None:

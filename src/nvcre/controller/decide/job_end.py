@@ -72,14 +72,21 @@ def expected_ranks(objects: list[dict]) -> int:
     return total
 
 
-def ended_at(objects: list[dict]) -> float | None:
-    """When the workload's deciding object reported its end (latest Failed/Complete transition)."""
+def ended_at(objects: list[dict], pods: list[dict] | None = None) -> float | None:
+    """When the workload reported its end: the latest Failed/Complete transition of its
+    objects, else when the launcher pod's containers finished."""
     times = []
     for obj in objects:
         for cond in dig(obj, "status", "conditions") or []:
             if cond.get("type") in ("Failed", "Complete", "SuccessCriteriaMet") and cond.get("status") == "True":
                 if (t := parse_time(cond.get("lastTransitionTime"))) is not None:
                     times.append(t)
+    if not times:
+        for pod in pods or []:
+            if ws.is_launcher(pod):
+                for cs in dig(pod, "status", "containerStatuses") or []:
+                    if (t := parse_time(dig(cs, "state", "terminated", "finishedAt"))) is not None:
+                        times.append(t)
     return max(times) if times else None
 
 
@@ -98,7 +105,7 @@ def not_started(objects: list[dict], pods: list[dict]) -> tuple[int, int, str]:
 def decide_end(phase: ws.WorkloadPhase, objects: list[dict], pods: list[dict], *, now: float, label: str,
                settle_seconds: float = SETTLE_SECONDS) -> EndDecision:
     """The verdict for a workload that reported Failed or Succeeded (``phase``)."""
-    end = ended_at(objects)
+    end = ended_at(objects, pods)
     live = [p["metadata"]["name"] for p in pods if _live(p) and not ws.is_launcher(p)]
     if live and end is not None and now - end < settle_seconds:
         return EndDecision(wait=True, wait_seconds=min(2.0, settle_seconds - (now - end)))
