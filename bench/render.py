@@ -12,7 +12,8 @@ import statistics
 import time
 
 from nvcre.catalog.data import load_catalog
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.planning.partition import plan_groups
 
 NODES = [f"gpu-node-{i:04d}" for i in range(4096)]

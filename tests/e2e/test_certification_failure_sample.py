@@ -8,6 +8,8 @@ fail naming gpu-node-07 (ThresholdViolation) and gpu-node-12 (HardwareFailureDet
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -20,6 +22,14 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
          "get", "certifications", "-w"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
+    printed: list[str] = []
+
+    def read() -> None:
+        for line in iter(watch.stdout.readline, ""):
+            printed.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
         e2e.apply(kube, e2e.certification("gpu-cluster-cert", namespace, [
             {"domain": "communication", "variant": "nccl-all-reduce",
@@ -27,9 +37,14 @@ def test_failure_sample_names_both_bad_nodes(sim_fleet, controller, kube, namesp
             {"domain": "training", "variant": "nemotron5-8b"},
         ]))
         cert = e2e.wait_terminal(kube, "Certification", "gpu-cluster-cert", namespace, 300, controller)
+        # the watch prints the terminal line a moment after the API server has it
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not any("Failed" in line and "FAILED" in line for line in printed):
+            time.sleep(0.2)
     finally:
         watch.terminate()
-        watched = watch.communicate(timeout=10)[0]
+        reader.join(timeout=10)
+        watched = "".join(printed)
 
     st = cert["status"]
     assert e2e.true_condition(cert, "Failed")["reason"] == "WorkflowFailed"

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.measure.logprofile import default_log_profile
 from nvcre.measure.nccl import parse_nccl_log
 from nvcre.measure.training import parse_training_text

@@ -13,7 +13,8 @@ import time
 import pytest
 from kubernetes import client
 
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.measure.nccl import parse_nccl_log
 from nvcre.testbed.waiting import wait_until
 

@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from nvcre.api.quantity import QUANTITY_PATTERN, parse_quantity
+from nvcre.timefmt import parse_duration as _lenient_duration
 
 API_GROUP = "nvcre.nvidia.com"
 API_VERSION = "v1alpha1"
@@ -147,15 +148,16 @@ Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-tim
 NodeName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_LEN)]
 ShortText = Annotated[str, StringConstraints(max_length=MAX_MESSAGE_LEN)]
 
-_DURATION_PART = re.compile(r"([0-9]+)(ms|h|m|s)")
-_DURATION_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in a Go-style duration (``1h30m`` -> 5400.0); ValueError when malformed."""
+    """Seconds in a Go-style duration (``1h30m`` -> 5400.0); ValueError when malformed.
+
+    The spec's strict reading (the CRD pattern); the reading itself is ``nvcre.timefmt``'s.
+    """
     if not isinstance(text, str) or not re.fullmatch(DURATION_PATTERN, text):
         raise ValueError(f"{text!r} is not a duration; write e.g. 90s, 15m, 1h30m")
-    return sum(int(n) * _DURATION_SECONDS[unit] for n, unit in _DURATION_PART.findall(text))
+    return float(_lenient_duration(text))
 
 
 # ---------------------------------------------------------------------------

@@ -30,6 +30,18 @@ COMPLETE = "Complete"
 MEASUREMENT_TYPES = (MEASURING, COMPLETE)
 
 NOT_APPLICABLE = "NotApplicable"
+
+
+def phase_of(conditions: list[dict] | None) -> str | None:
+    """The exclusive phase whose condition is True (Failed wins if a writer broke exclusivity).
+
+    The one reading of a phase from raw conditions, for the controller and the report alike.
+    """
+    for ctype in (FAILED, SUCCEEDED, IN_PROGRESS):
+        for cond in conditions or []:
+            if cond.get("type") == ctype and str(cond.get("status")) == "True":
+                return ctype
+    return None
 """Reason on the exclusive types that are not the current phase."""
 
 
@@ -134,7 +146,8 @@ class JobReasons:
         WORKLOAD_RESTARTING,
     )
     SUCCEEDED = (WORKLOAD_COMPLETED,)
-    FAILED = (WORKLOAD_FAILED, WORKLOAD_STALLED, WORKLOAD_STARTUP_STALLED, WORKLOAD_CREATION_ERROR, JOB_TIMED_OUT)
+    FAILED = (WORKLOAD_FAILED, WORKLOAD_STALLED, WORKLOAD_STARTUP_STALLED, WORKLOAD_CREATION_ERROR, JOB_TIMED_OUT,
+              WORKLOAD_SCHEDULING_BLOCKED)
     HARDWARE_FAILED = (HARDWARE_FAILURE_DETECTED,)
     VALIDATION_FAILED = (THRESHOLD_VIOLATED, INVALID_THRESHOLD_EXPRESSION, UNKNOWN_THRESHOLD_KEY, MEASUREMENT_TIMEOUT)
     VALIDATION_PASSED = (THRESHOLDS_MET,)

@@ -21,9 +21,11 @@ from nvcre.api.options import CategoryOptions, merge_options
 from nvcre.catalog.data import Entry, load_catalog
 from nvcre.catalog.layers import WorkloadDraft, block_matches
 from nvcre.catalog.model import GangScheduling, Measurement, MpiSpec, ResolvedCategory, WorkloadSpec
+from nvcre.catalog.mpirun import mpirun_argv
 from nvcre.catalog.template import CatalogError, fill, fill_all
+from nvcre.catalog.hardware import hardware_defaults
 from nvcre.discovery.gke import DEFAULT_TCPXO, GkeNetworks, TcpxoProfile, detect_gke_networks
-from nvcre.discovery.gpu import UNKNOWN, hardware_defaults, parse_product
+from nvcre.discovery.gpu import UNKNOWN, parse_product
 from nvcre.discovery.nodes import UNSCHEDULABLE_TAINT, target_dict
 from nvcre.discovery.platform import PLATFORMS
 from nvcre.errors import ManifestError, UserError
@@ -31,7 +33,7 @@ from nvcre.errors import ManifestError, UserError
 TRAINER_ARGS_CAP = 128  # Kubeflow Trainer refuses a TrainJob whose trainer.args is longer
 MAX_WORKLOAD_LABELS = 32
 NODE_HEALTH_DEFAULT = "node.spec.unschedulable == true"
-ADAPTERS = ("native", "trainjob")
+ADAPTERS = ("native", "trainjob")  # the adapter names (nvcre.workloads.render has the registry)
 
 
 def valid_categories() -> list[str]:
@@ -220,27 +222,6 @@ def _merge_user_env(
         merged[name] = value
         sources[name] = source
     return list(merged.items())
-
-
-def mpirun_argv(workload: WorkloadSpec, *, hostfile: str | None = None) -> tuple[list[str], list[str]]:
-    """``(command, args)`` of the launcher: ``timeout <s> [prefix] mpirun`` and the rest.
-
-    Every environment variable is forwarded with ``-x NAME=VALUE``: ranks start under
-    sshd with a fresh environment, so a container env var would never reach them.
-    """
-    mpi = workload.mpi
-    assert mpi is not None
-    command = ["timeout", str(mpi.timeout_seconds), *mpi.prefix, mpi.mpirun]
-    args = ["-N", str(workload.gpus_per_node), "--allow-run-as-root"]
-    if hostfile:
-        args += ["--hostfile", hostfile]
-    args += ["--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no -o ConnectionAttempts=10", *mpi.extra_args]
-    for name, value in workload.env:
-        args += ["-x", f"{name}={value}"]
-    for name, _ in workload.env_refs:  # valueFrom: the launcher resolves it, mpirun forwards it by name
-        args += ["-x", name]
-    args += [mpi.binary, *mpi.binary_args]
-    return command, args
 
 
 def _labels(entry_labels: Mapping[str, str] | None, opts: CategoryOptions, gang: GangScheduling | None, where: str) -> dict[str, str]:
@@ -692,39 +673,3 @@ def _check_reserved_volumes(volumes: Sequence[Mapping[str, Any]], mounts: Sequen
 
 # ---------------------------------------------------------------------------
 # Rendering
-
-
-def render_workload(
-    resolved: ResolvedCategory,
-    *,
-    name: str,
-    namespace: str,
-    nodes: Sequence[str],
-    adapter: str = "native",
-    owner: Mapping[str, Any] | None = None,
-    target: Any = None,
-    job: str | None = None,
-    group: str | None = None,
-) -> list[dict[str, Any]]:
-    """The Kubernetes objects (plain dicts, create order) that run ``resolved`` on ``nodes``.
-
-    ``adapter``: ``native`` (batch/v1 Jobs, nothing else needed on the cluster) or
-    ``trainjob`` (Kubeflow Trainer v2). ``nodes`` is the group (Pinned) or, for an
-    Unpinned placement, ignored except for its length when ``nodes_per_job`` is unset.
-    ``target`` (TargetSpec or dict) adds its node terms to the affinity and its taint
-    selectors to the tolerations. ``job``/``group`` become pod labels so the controller
-    can find the pods. ``owner`` is an ownerReference dict set on every object.
-    """
-    from nvcre.workloads import native, trainjob
-    from nvcre.workloads.common import RenderContext
-
-    if adapter not in ADAPTERS:
-        raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
-    if not nodes and resolved.placement != "Unpinned":
-        raise UserError("no nodes to render the workload on")
-    ctx = RenderContext.build(
-        resolved, name=name, namespace=namespace, nodes=list(nodes), owner=owner, target=target,
-        job=job, group=group, adapter=adapter,
-    )
-    module = native if adapter == "native" else trainjob
-    return module.render(ctx)

@@ -48,7 +48,8 @@ def dra_gpu_counts(slices: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping[str, Any]] = ()) -> dict:
     """What nvcre would target: GPU nodes, their platform, architecture and topology."""
-    from nvcre.discovery.gpu import UNKNOWN, hardware_defaults, majority_arch, products_from_resource_slices
+    from nvcre.catalog.hardware import hardware_defaults
+    from nvcre.discovery.gpu import UNKNOWN, majority_arch, products_from_resource_slices
     from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
     from nvcre.discovery.platform import platform_counts
     from nvcre.discovery.racks import RACK_LABELS

@@ -61,13 +61,3 @@ def kubectl_candidates(words: list[str]) -> list[str]:
     args, incomplete = (words[:-1], words[-1]) if words else ([], "")
     complete = BashComplete(typer.main.get_command(app), {}, "kubectl-nvcre", COMPLETE_VAR)
     return [item.value for item in complete.get_completions(args, incomplete)]
-
-
-def kubectl_complete() -> int:
-    """Entry point of `kubectl_complete-nvcre` (called by kubectl's own completion)."""
-    from nvcre.cli import main as _main  # noqa: F401  registers every command
-
-    for value in kubectl_candidates(sys.argv[1:]):
-        print(value)
-    print(NO_FILE_COMPLETION)
-    return 0

@@ -134,8 +134,6 @@ def cluster_error_message(err: BaseException, target: Target | None = None) -> s
 @contextlib.contextmanager
 def cluster_errors() -> Iterator[None]:
     """Turn API refusals and unreachable servers into one readable line (exit 3)."""
-    from urllib3.exceptions import HTTPError
-
     from nvcre.kube.client import ApiError
 
     try:
@@ -144,5 +142,5 @@ def cluster_errors() -> Iterator[None]:
         # the server understood us and said the object is invalid: that is bad input
         code = EXIT_USAGE if err.status in (400, 422) else EXIT_CLUSTER
         raise UserError(cluster_error_message(err), exit_code=code) from None
-    except (HTTPError, ConnectionError, TimeoutError) as err:
+    except (ConnectionError, TimeoutError) as err:  # nvcre.kube.TransportError is a ConnectionError
         raise UserError(cluster_error_message(err), exit_code=EXIT_CLUSTER) from None

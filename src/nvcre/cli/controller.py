@@ -24,7 +24,7 @@ def run_controller(
         "127.0.0.1", "--metrics-address", help="Address the metrics server binds (0.0.0.0 in a pod, so its Service reaches it)."
     ),
     resync_seconds: float = typer.Option(30.0, "--resync-seconds", help="Safety-net resync period."),
-    poll_seconds: float = typer.Option(10.0, "--poll-seconds", help="How often a running Job is looked at."),
+    poll_seconds: float = typer.Option(10.0, "--poll-seconds", help="How often a running Job is looked at until the watches have synced (then events and its clocks decide)."),
     waiting_for_nodes_seconds: float = typer.Option(300.0, "--waiting-for-nodes-seconds", help="How long a Certification waits for target nodes."),
     namespace_access_timeout: float = typer.Option(600.0, "--namespace-access-timeout", help="Seconds a Workflow waits for namespace permissions."),
     adapter: str = typer.Option("auto", "--adapter", help="Workload adapter: auto, native or trainjob."),

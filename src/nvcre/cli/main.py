@@ -12,21 +12,8 @@ import sys
 from nvcre.errors import EXIT_FAILED, EXIT_USAGE, UserError
 from nvcre.cli.apps import app
 
-# Command modules: each registers its commands on a group when imported.
-# Add a line here when you add a module under nvcre/cli/.
-from nvcre.cli import version as _version  # noqa: F401,E402
-from nvcre.cli import sim as _sim  # noqa: F401,E402
-from nvcre.cli import render as _render  # noqa: F401,E402
-from nvcre.cli import catalog as _catalog  # noqa: F401,E402
-from nvcre.cli import controller as _controller  # noqa: F401,E402
-from nvcre.cli import mcp as _mcp  # noqa: F401,E402
-from nvcre.cli import report as _report  # noqa: F401,E402
-from nvcre.cli import run as _run  # noqa: F401,E402
-from nvcre.cli import rbac as _rbac  # noqa: F401,E402
-from nvcre.cli import cluster as _cluster  # noqa: F401,E402
-from nvcre.cli import setup as _setup  # noqa: F401,E402
-from nvcre.cli import listing as _listing  # noqa: F401,E402
-from nvcre.cli import completion as _completion  # noqa: F401,E402
+# Every command module, registered on its group (see nvcre.cli.commands).
+from nvcre.cli import commands as _commands  # noqa: F401,E402
 
 
 def main(argv: list[str] | None = None) -> int:

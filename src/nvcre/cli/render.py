@@ -26,7 +26,8 @@ ARCH_HELP = "GPU architecture (h100, gb200, ...) or product name (NVIDIA-H100-80
 
 
 def _context(platform: str | None, gpu_arch: str | None, target: Any) -> tuple[str, str]:
-    from nvcre.discovery.gpu import PRODUCT_LABEL, check_gpu_arch, known_architectures
+    from nvcre.catalog.hardware import check_gpu_arch, known_architectures
+    from nvcre.discovery.gpu import PRODUCT_LABEL
     from nvcre.discovery.platform import PLATFORMS, check_platform
 
     selector = (getattr(target, "node_selector", None) or {}) if target is not None else {}
@@ -137,7 +138,7 @@ def _render_groups(resolved: ResolvedCategory, workflow: str, groups: list[tuple
     """The workload objects of every group, under the names the controller gives them
     (``nvcre.controller.naming``): Job ``<workflow>-job`` for one group and iteration,
     else ``<workflow>-<group>-iter-1``; the workload ``<job>-workload``."""
-    from nvcre.catalog.resolve import render_workload
+    from nvcre.workloads.render import render_workload
     from nvcre.controller import naming
 
     objects: list[dict] = []

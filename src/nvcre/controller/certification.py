@@ -20,6 +20,7 @@ from nvcre.controller import report_export
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ def reconcile_certification(ctx: Context, namespace: str, name: str) -> float | 
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", name, namespace)
     if cert is None or cert["metadata"].get("deletionTimestamp"):
         return None
-    ctx.metrics.store.put(cert)
+    ctx.cache.put(cert)
     st = cert.get("status") or {}
     if not st.get("categoryStatuses"):
         if c.is_terminal(st.get("conditions")):
@@ -51,37 +52,78 @@ def _fail(ctx: Context, cert: dict, reason: str, message: str) -> None:
     write_status(ctx, cert, mutate)
 
 
-def _start(ctx: Context, cert: dict) -> float | None:
-    from nvcre.catalog.resolve import canonical_category, valid_categories
-
-    spec = cert.get("spec") or {}
-    categories = [canonical_category(cat) for cat in spec.get("categories") or []]
+def _unknown_category(categories: list[dict]) -> str | None:
+    from nvcre.catalog.resolve import valid_categories
 
     known = set(valid_categories())
     for cat in categories:
         key = f"{cat.get('domain')}/{cat.get('variant')}"
         if key not in known:
-            _fail(ctx, cert, R.CATEGORY_NOT_FOUND, f"Unknown certification category: {key}")
-            return None
+            return key
+    return None
 
+
+def _wait_for_nodes(ctx: Context, cert: dict, target: dict) -> float | None:
+    """No target node yet: InProgress/WaitingForNodes, Failed after the bound."""
+    created = parse_time(cert["metadata"].get("creationTimestamp")) or ctx.now()
+    waited = ctx.now() - created
+    bound = ctx.settings.waiting_for_nodes_seconds
+    if waited >= bound:
+        _fail(ctx, cert, R.VALIDATION_FAILED, f"No schedulable target nodes were found within {int(bound)}s")
+        return None
+    selector = ",".join(f"{k}={v}" for k, v in (target.get("nodeSelector") or {}).items()) or "the target"
+    lead = "No nodes (including unschedulable) match" if compose.include_cordoned(target) else "No schedulable nodes match"
+    message = (
+        f"{lead} {selector}; retrying for up to {int(bound - waited)}s more. "
+        "Nodes that are cordoned or unschedulable do not count."
+    )
+    write_status(ctx, cert, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, R.WAITING_FOR_NODES, message))
+    return min(5.0, ctx.settings.resync_seconds)
+
+
+def _seed_status(o: dict, categories: list[dict], resolved: list, workflow: dict, found, now_text: str) -> bool:
+    """The first write: every category Pending but the first, which has its Workflow."""
+    st = o["status"]
+    if st.get("categoryStatuses"):
+        return False
+    excluded = [{"name": e["name"], "reason": e["reason"]} for e in found.excluded]
+    entries = []
+    for cat, res in zip(categories, resolved):
+        entry = {"domain": cat["domain"], "variant": cat["variant"], "status": "Pending", "testScale": res.test_scale}
+        if res.nodes_per_job:
+            entry["nodesPerJob"] = res.nodes_per_job
+        entries.append(entry)
+    entries[0]["status"] = "InProgress"
+    entries[0]["workflowRef"] = {"name": workflow["metadata"]["name"], "namespace": o["metadata"]["namespace"]}
+    entries[0]["startTime"] = now_text
+    st["categoryStatuses"] = entries
+    st["platform"] = found.platform
+    st["gpuArchitecture"] = found.arch
+    st["totalNodes"] = len(found.nodes)
+    if excluded:
+        st["excludedNodes"] = excluded
+    st["summary"] = _summary(entries, [], excluded)
+    c.set_status_phase(
+        st, c.IN_PROGRESS, R.WORKFLOW_CREATED,
+        f"Created Workflow for category {categories[0]['domain']}/{categories[0]['variant']} (1 of {len(categories)})",
+        generation=o["metadata"].get("generation"),
+    )
+    return True
+
+
+def _start(ctx: Context, cert: dict) -> float | None:
+    from nvcre.catalog.resolve import canonical_category
+
+    spec = cert.get("spec") or {}
+    # the catalog's own names: an alias the user wrote (nccl-all-to-all) is not what objects carry
+    categories = [canonical_category(cat) for cat in spec.get("categories") or []]
+    if (unknown := _unknown_category(categories)) is not None:
+        _fail(ctx, cert, R.CATEGORY_NOT_FOUND, f"Unknown certification category: {unknown}")
+        return None
     target = spec.get("target") or {}
     found = compose.discover(compose.gpu_nodes(ctx), target)
     if not found.nodes:
-        created = parse_time(cert["metadata"].get("creationTimestamp")) or ctx.now()
-        waited = ctx.now() - created
-        bound = ctx.settings.waiting_for_nodes_seconds
-        if waited >= bound:
-            _fail(ctx, cert, R.VALIDATION_FAILED, f"No schedulable target nodes were found within {int(bound)}s")
-            return None
-        selector = ",".join(f"{k}={v}" for k, v in (target.get("nodeSelector") or {}).items()) or "the target"
-        lead = "No nodes (including unschedulable) match" if compose.include_cordoned(target) else "No schedulable nodes match"
-        message = (
-            f"{lead} {selector}; retrying for up to {int(bound - waited)}s more. "
-            "Nodes that are cordoned or unschedulable do not count."
-        )
-        write_status(ctx, cert, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, R.WAITING_FOR_NODES, message))
-        return min(5.0, ctx.settings.resync_seconds)
-
+        return _wait_for_nodes(ctx, cert, target)
     adapter = compose.choose_adapter(ctx)
     try:
         resolved = [compose.resolve_certification_category(cert, i, found.platform, found.arch) for i in range(len(categories))]
@@ -93,40 +135,10 @@ def _start(ctx: Context, cert: dict) -> float | None:
     workflow = _ensure_workflow(ctx, cert, 0, resolved[0], adapter)
     if workflow is None:
         return None
-    excluded = [{"name": e["name"], "reason": e["reason"]} for e in found.excluded]
-    n = len(categories)
     now_text = ctx.now_text()
-
-    def mutate(o: dict) -> bool:
-        st = o["status"]
-        if st.get("categoryStatuses"):
-            return False
-        entries = []
-        for i, (cat, res) in enumerate(zip(categories, resolved)):
-            entry = {"domain": cat["domain"], "variant": cat["variant"], "status": "Pending", "testScale": res.test_scale}
-            if res.nodes_per_job:
-                entry["nodesPerJob"] = res.nodes_per_job
-            entries.append(entry)
-        entries[0]["status"] = "InProgress"
-        entries[0]["workflowRef"] = {"name": workflow["metadata"]["name"], "namespace": o["metadata"]["namespace"]}
-        entries[0]["startTime"] = now_text
-        st["categoryStatuses"] = entries
-        st["platform"] = found.platform
-        st["gpuArchitecture"] = found.arch
-        st["totalNodes"] = len(found.nodes)
-        if excluded:
-            st["excludedNodes"] = excluded
-        st["summary"] = _summary(entries, [], excluded)
-        c.set_status_phase(
-            st, c.IN_PROGRESS, R.WORKFLOW_CREATED,
-            f"Created Workflow for category {categories[0]['domain']}/{categories[0]['variant']} (1 of {n})",
-            generation=o["metadata"].get("generation"),
-        )
-        return True
-
     for event_type, reason, note in found.events:
         ctx.events.emit(cert, event_type, reason, note)
-    write_status(ctx, cert, mutate)
+    write_status(ctx, cert, lambda o: _seed_status(o, categories, resolved, workflow, found, now_text))
     return ctx.settings.resync_seconds
 
 
@@ -221,13 +233,40 @@ def _advance(ctx: Context, cert: dict) -> float | None:
     return ctx.settings.resync_seconds
 
 
+def _fold_finished(ost: dict, cur: dict, wst: dict, status: str, message: str, now_text: str) -> None:
+    """A category's Workflow ended: its results into the category entry and the Certification."""
+    cur["completionTime"] = now_text
+    cur.pop("statusDetail", None)
+    for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
+        if wst.get(key):
+            cur[key] = wst[key]
+    orch = wst.get("orchestration") or {}
+    if orch.get("nodesPerJob"):
+        cur["nodesPerJob"] = orch["nodesPerJob"]
+    if orch.get("totalGroups") is not None:
+        cur["jobs"] = int(orch["totalGroups"]) * max(1, int(orch.get("completedIterations") or 0) or int(orch.get("currentIteration") or 1))
+    failed = wst.get("failedNodes") or []
+    cur["failedNodeCount"] = len({n["name"] for n in failed})
+    if c.is_true(wst.get("conditions"), c.VALIDATION_FAILED):
+        cur["validationFailed"] = True
+    if status == "Failed" and message:
+        cur["message"] = message[:1024]
+    merged, _ = c.merge_failed_nodes(ost.get("failedNodes"), [{"name": n["name"], "reason": n["reason"]} for n in failed])
+    ost["failedNodes"] = merged[:MAX_CERT_FAILED_NODES]
+    if orch.get("excludedNodes"):
+        have = {e["name"] for e in ost.get("excludedNodes") or []}
+        extra = [e for e in orch["excludedNodes"] if e["name"] not in have]
+        if extra:
+            ost["excludedNodes"] = sorted((ost.get("excludedNodes") or []) + extra, key=lambda e: e["name"])
+
+
 def _mark_category(
     ctx: Context, cert: dict, index: int, status: str, *, workflow: dict | None = None, reason: str | None = None, message: str = ""
 ) -> float | None:
-    cats = (cert.get("spec") or {}).get("categories") or []
+    cats = dig(cert, "spec", "categories") or []
     cat = cats[index]
     now_text = ctx.now_text()
-    wst = (workflow or {}).get("status") or {}
+    wst = dig(workflow, "status") or {}
 
     def mutate(o: dict) -> bool:
         ost = o["status"]
@@ -243,29 +282,7 @@ def _mark_category(
             cur["startTime"] = cur.get("startTime") or now_text
             c.set_status_phase(ost, c.IN_PROGRESS, reason or R.WORKFLOW_CREATED, message, generation=o["metadata"].get("generation"))
         else:
-            cur["completionTime"] = now_text
-            cur.pop("statusDetail", None)
-            for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
-                if wst.get(key):
-                    cur[key] = wst[key]
-            orch = wst.get("orchestration") or {}
-            if orch.get("nodesPerJob"):
-                cur["nodesPerJob"] = orch["nodesPerJob"]
-            if orch.get("totalGroups") is not None:
-                cur["jobs"] = int(orch["totalGroups"]) * max(1, int(orch.get("completedIterations") or 0) or int(orch.get("currentIteration") or 1))
-            failed = wst.get("failedNodes") or []
-            cur["failedNodeCount"] = len({n["name"] for n in failed})
-            if c.is_true(wst.get("conditions"), c.VALIDATION_FAILED):
-                cur["validationFailed"] = True
-            if status == "Failed" and message:
-                cur["message"] = message[:1024]
-            merged, _ = c.merge_failed_nodes(ost.get("failedNodes"), [{"name": n["name"], "reason": n["reason"]} for n in failed])
-            ost["failedNodes"] = merged[:MAX_CERT_FAILED_NODES]
-            if orch.get("excludedNodes"):
-                have = {e["name"] for e in ost.get("excludedNodes") or []}
-                extra = [e for e in orch["excludedNodes"] if e["name"] not in have]
-                if extra:
-                    ost["excludedNodes"] = sorted((ost.get("excludedNodes") or []) + extra, key=lambda e: e["name"])
+            _fold_finished(ost, cur, wst, status, message, now_text)
             verb = "succeeded" if status == "Succeeded" else "failed"
             c.set_status_phase(
                 ost, c.IN_PROGRESS, R.WORKFLOW_RUNNING,

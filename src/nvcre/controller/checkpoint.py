@@ -15,6 +15,7 @@ import gzip
 from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 MAX_ATTEMPT_LOG = 768 * 1024  # bytes of log kept per attempt (the end of it)
 KEEP_ON_RESTART = ("PersistentVolumeClaim",)
@@ -26,10 +27,10 @@ def attempt_name(job_name: str, attempt: int) -> str:
 
 def restart_budget(job: dict) -> tuple[int, int] | None:
     """(restarts done, restarts allowed) when the Job checkpoints, else None."""
-    ckpt = (job.get("spec") or {}).get("checkpoint")
+    ckpt = dig(job, "spec", "checkpoint")
     if not ckpt:
         return None
-    return int((job.get("status") or {}).get("restartCount") or 0), int(ckpt.get("maxRestarts") or 0)
+    return int(dig(job, "status", "restartCount") or 0), int(ckpt.get("maxRestarts") or 0)
 
 
 def saved_a_checkpoint(text: str | None, profile: dict | None) -> bool:
@@ -63,16 +64,16 @@ def attempt_log_object(job: dict, attempt: int, text: str) -> dict:
 def prior_attempt_logs(kube, job: dict) -> list[str]:
     """The logs of the interrupted attempts, oldest first."""
     meta = job["metadata"]
-    count = int((job.get("status") or {}).get("restartCount") or 0)
+    count = int(dig(job, "status", "restartCount") or 0)
     out = []
     for attempt in range(1, count + 1):
         cm = kube.get("v1", "ConfigMap", attempt_name(meta["name"], attempt), meta.get("namespace"))
-        blob = ((cm or {}).get("binaryData") or {}).get("log.gz")
+        blob = dig(cm, "binaryData", "log.gz")
         if blob:
             out.append(gzip.decompress(base64.b64decode(blob)).decode("utf-8", "replace"))
     return out
 
 
 def log_profile(kube, job: dict) -> dict | None:
-    ref = ((job.get("spec") or {}).get("goodputMeasurement") or {}).get("logProfileRef") or "megatron-training"
+    ref = dig(job, "spec", "goodputMeasurement", "logProfileRef") or "megatron-training"
     return kube.get(NVCRE_API_VERSION, "LogProfile", ref)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 # The vocabulary is defined once, in nvcre.api.conditions; the reconcilers use these names.
+from nvcre.api.conditions import phase_of  # noqa: F401 (re-exported: one phase reading for all)
+from nvcre.objpath import dig
 from nvcre.api.conditions import (  # noqa: F401 (re-exported)
     EXCLUSIVE_TYPES as PHASES,
     FAILED,
@@ -46,26 +48,18 @@ def is_true(conditions: list[dict] | None, ctype: str) -> bool:
     return bool(cond and cond.get("status") == "True")
 
 
-def phase_of(conditions: list[dict] | None) -> str | None:
-    """The exclusive phase that is True (Failed wins if a writer broke exclusivity)."""
-    for ctype in (FAILED, SUCCEEDED, IN_PROGRESS):
-        if is_true(conditions, ctype):
-            return ctype
-    return None
-
-
 def is_terminal(conditions: list[dict] | None) -> bool:
     return phase_of(conditions) in (SUCCEEDED, FAILED)
 
 
 def reason_of(conditions: list[dict] | None, ctype: str) -> str:
     cond = find(conditions, ctype)
-    return (cond or {}).get("reason", "")
+    return (dig(cond, "reason") or "")
 
 
 def message_of(conditions: list[dict] | None, ctype: str) -> str:
     cond = find(conditions, ctype)
-    return (cond or {}).get("message", "")
+    return (dig(cond, "message") or "")
 
 
 def set_condition(

@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from typing import Any
 
+from nvcre.controller.cache import WatchCache
 from nvcre.controller.events import EventSink
 from nvcre.controller.logs import log_transition
 from nvcre.controller.metrics import ControllerMetrics
 from nvcre.kube.client import KubeClient
+from nvcre.timefmt import format_time, parse_duration, parse_time
+from nvcre.objpath import dig
+
+__all__ = ["BoundedMemo", "Context", "Memos", "Settings", "format_time", "parse_duration", "parse_time", "write_status"]
 
 
 @dataclass
@@ -39,20 +46,79 @@ class Settings:
     metrics_node_detail_limit: int = 0  # per-node metric series for at most this many nodes
 
 
+class BoundedMemo:
+    """A thread-safe memo with a size bound (least recently used goes first)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+
+    def drop_where(self, predicate: Callable[[Any], bool]) -> None:
+        with self._lock:
+            for key in [k for k in self._items if predicate(k)]:
+                del self._items[key]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+
+@dataclass
+class Memos:
+    """Per-object memos the reconcilers keep between passes, bounded and dropped when the
+    object turns terminal or is deleted (``Context.forget``)."""
+
+    stall_checked: BoundedMemo = field(default_factory=lambda: BoundedMemo(4096))  # Job uid -> last stall check
+    resolved: BoundedMemo = field(default_factory=lambda: BoundedMemo(256))  # (Workflow uid, ...) -> resolved category
+    monitors: BoundedMemo = field(default_factory=lambda: BoundedMemo(64))  # (expression, cordoned) -> health monitor
+    workloads: BoundedMemo = field(default_factory=lambda: BoundedMemo(64))  # (Job uid, sha256) -> rendered objects
+
+
 @dataclass
 class Context:
     kube: KubeClient
     settings: Settings = field(default_factory=Settings)
-    metrics: ControllerMetrics = field(default_factory=ControllerMetrics)
+    metrics: ControllerMetrics | None = None
     clock: Callable[[], float] = time.time
     events: EventSink | None = None
     enqueue: Callable[[tuple[str, str, str], float], None] | None = None
     # (namespace, nvcre Job) -> pod name -> placement, from the pod watch (see workload_state.placement_record)
     placements: dict[tuple[str, str], dict[str, dict]] = field(default_factory=dict)
+    cache: WatchCache | None = None
+    memos: Memos = field(default_factory=Memos)
 
     def __post_init__(self) -> None:
+        if self.cache is None:
+            store = getattr(self.metrics, "store", None)
+            self.cache = store if isinstance(store, WatchCache) else WatchCache()
+        if self.metrics is None:
+            self.metrics = ControllerMetrics(store=self.cache)
         if self.events is None:
             self.events = EventSink(self.kube)
+
+    def forget(self, uid: str | None, namespace: str = "", name: str = "") -> None:
+        """An object turned terminal or was deleted: drop what was memoised for it."""
+        if uid:
+            self.memos.stall_checked.drop_where(lambda k: k == uid)
+            self.memos.resolved.drop_where(lambda k: k[0] == uid)
+            self.memos.workloads.drop_where(lambda k: k[0] == uid)
+        if name:
+            self.placements.pop((namespace, name), None)
 
     def now(self) -> float:
         return self.clock()
@@ -65,48 +131,12 @@ class Context:
             self.enqueue((kind, namespace, name), delay)
 
 
-def format_time(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def parse_duration(text: str | None, default: float | None = None) -> float | None:
-    """``1h30m``, ``15m``, ``90s``, ``500ms`` -> seconds; unparseable -> default."""
-    if not text:
-        return default
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    total, number, i, text = 0.0, "", 0, str(text).strip()
-    while i < len(text):
-        ch = text[i]
-        if ch.isdigit() or ch == ".":
-            number += ch
-            i += 1
-            continue
-        unit = "ms" if text[i : i + 2] == "ms" else ch
-        if unit not in units or not number:
-            return default
-        total += float(number) * units[unit]
-        number = ""
-        i += len(unit)
-    if number:  # a bare number is seconds
-        total += float(number)
-    return total
-
-
 def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dict | None:
     """Apply ``mutate`` to the status (with conflict retries) and emit the transition Events."""
     before: dict = {}
 
     def apply(fresh: dict) -> bool:
-        before["conditions"] = copy.deepcopy((fresh.get("status") or {}).get("conditions") or [])
+        before["conditions"] = copy.deepcopy(dig(fresh, "status", "conditions") or [])
         return mutate(fresh)
 
     meta = obj["metadata"]
@@ -116,8 +146,8 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
     if written is not None:
         written.setdefault("apiVersion", obj["apiVersion"])
         written.setdefault("kind", obj["kind"])
-        after = (written.get("status") or {}).get("conditions") or []
+        after = dig(written, "status", "conditions") or []
         ctx.events.emit_transitions(written, before.get("conditions"), after)
         log_transition(written, before.get("conditions"), after)
-        ctx.metrics.store.put(written)
+        ctx.cache.put(written)
     return written

@@ -12,12 +12,14 @@ exactly where it stopped.
 from __future__ import annotations
 
 from nvcre.controller import conditions as c
-from nvcre.controller import labels as L
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
+from nvcre.controller.gather import workflow_jobs
 from nvcre.controller.context import Context
 from nvcre.controller.node_results import write_workflow_status
 from nvcre.controller.isolation import is_isolation
+from nvcre.controller.workflow_step import job_name
+from nvcre.controller.workflow_step import step as step_groups
 from nvcre.discovery.racks import rack_label
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.planning.diagnose import (
@@ -30,6 +32,7 @@ from nvcre.planning.diagnose import (
     start,
     topology_from_labels,
 )
+from nvcre.objpath import dig
 
 DEFAULT_TOPOLOGY_KEY = "nvidia.com/gpu.clique"
 
@@ -40,10 +43,10 @@ def policy_for(wf: dict) -> DiagnosePolicy:
     spec = wf.get("spec") or {}
     orch = spec.get("orchestration") or {}
     diag = orch.get("diagnose") or {}
-    thresholds = (((spec.get("validation") or {}).get("performance") or {}).get("thresholds") or {}).get("thresholds") or {}
+    thresholds = dig(spec, "validation", "performance", "thresholds", "thresholds") or {}
     return DiagnosePolicy(
         min_group_size=int(diag.get("minGroupSize") or 2),
-        max_concurrent=int((orch.get("execution") or {}).get("maxConcurrent") or 0),
+        max_concurrent=int(dig(orch, "execution", "maxConcurrent") or 0),
         topology_key=diag.get("topologyKey") or DEFAULT_TOPOLOGY_KEY,
         threshold=threshold_minimum(thresholds.get("busBandwidthGBps")),
         # a found node must not hide a link or rack fault elsewhere; an isolation child only asks
@@ -62,7 +65,7 @@ def rack_key(nodes: list[str], labels: dict[str, dict], preferred: str) -> str:
 def start_state(wf: dict, plan) -> dict:
     """The planner's initial state for the Workflow's discovered nodes."""
     policy = policy_for(wf)
-    explicit = ((wf.get("spec") or {}).get("orchestration") or {}).get("diagnose", {}).get("topologyKey")
+    explicit = dig(wf, "spec", "orchestration", "diagnose", "topologyKey")
     if not explicit:
         key = rack_key(plan.nodes, plan.labels, policy.topology_key)
         if key != policy.topology_key:
@@ -79,30 +82,24 @@ def _round_groups(step: Round) -> list[dict]:
 
 
 def step_diagnose(ctx: Context, wf: dict) -> float | None:
-    from nvcre.controller.workflow import _job_name, _step
-
-    orch = (wf.get("status") or {}).get("orchestration") or {}
+    orch = dig(wf, "status", "orchestration") or {}
     groups = orch.get("groups") or []
     if groups and any(g.get("phase") not in (core.SUCCEEDED, core.FAILED) for g in groups):
-        _step(ctx, wf, diagnose_round=True)
+        step_groups(ctx, wf, diagnose_round=True)
         fresh = ctx.kube.get(NVCRE_API_VERSION, "Workflow", wf["metadata"]["name"], wf["metadata"]["namespace"])
-        fgroups = (((fresh or {}).get("status") or {}).get("orchestration") or {}).get("groups") or []
+        fgroups = dig(fresh, "status", "orchestration", "groups") or []
         done = fgroups and all(g.get("phase") in (core.SUCCEEDED, core.FAILED) for g in fgroups)
         return 0.0 if done else ctx.settings.resync_seconds
 
     state = DiagnoseState.from_dict(orch["diagnose"])
     results: list[GroupResult] | None = None
     if groups:  # a finished round: its outcomes go to the planner
-        jobs = {
-            j["metadata"]["name"]: j
-            for j in ctx.kube.list(NVCRE_API_VERSION, "Job", wf["metadata"]["namespace"],
-                                   label_selector=f"{L.WORKFLOW}={wf['metadata']['name']}")
-        }
+        jobs = workflow_jobs(ctx, wf["metadata"]["namespace"], wf["metadata"]["name"])
         results = []
         for g in groups:
-            job = jobs.get((g.get("jobRef") or {}).get("name") or _job_name(wf, g, 1))
+            job = jobs.get(dig(g, "jobRef", "name") or job_name(wf, g, 1))
             outcome = core.group_outcome(job)
-            measured = (((job or {}).get("status") or {}).get("measurements") or {}).get("busBandwidthGBps")
+            measured = dig(job, "status", "measurements", "busBandwidthGBps")
             passed = outcome.phase == core.SUCCEEDED
             # the magnitude (bus bandwidth) and the failure kind are the planner's evidence
             kind = "" if passed else "slow" if measured is not None else (
@@ -119,7 +116,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
     def mutate(o: dict) -> bool:
         st = o["status"]
         oorch = st.setdefault("orchestration", {})
-        if int((oorch.get("diagnose") or {}).get("round") or 0) != before_round or c.is_terminal(st.get("conditions")):
+        if int(dig(oorch, "diagnose", "round") or 0) != before_round or c.is_terminal(st.get("conditions")):
             return False  # another pass already moved the diagnosis on
         if results is None and oorch.get("groups"):
             return False
@@ -136,7 +133,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
         return True
 
     written = write_workflow_status(ctx, wf, mutate)
-    if written is None or c.is_terminal((written.get("status") or {}).get("conditions")):
+    if written is None or c.is_terminal(dig(written, "status", "conditions")):
         return None
     return 0.0
 

@@ -22,6 +22,7 @@ from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller.conditions import NodeReason, WorkflowReason
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 BANDWIDTH_KEYS = ("busBandwidthGBps", "algBandwidthGBps")
 THRESHOLD_REASONS = ("ThresholdViolated",)
@@ -36,7 +37,7 @@ def child_name(parent: str) -> str:
 
 def is_isolation(wf: dict) -> bool:
     """Whether ``wf`` is itself an isolation diagnose (owned by a Workflow)."""
-    return (L.controller_of(wf) or {}).get("kind") == "Workflow"
+    return dig(L.controller_of(wf), "kind") == "Workflow"
 
 
 def eligible_groups(wf: dict) -> list[dict]:
@@ -49,9 +50,9 @@ def eligible_groups(wf: dict) -> list[dict]:
     orch = spec.get("orchestration") or {}
     if orch.get("isolateFailures") is False or orch.get("diagnose") or orch.get("testScale") == "diagnose" or is_isolation(wf):
         return []
-    if (L.controller_of(wf) or {}).get("kind") == "WorkloadRun":
+    if dig(L.controller_of(wf), "kind") == "WorkloadRun":
         return []  # a user's own workload is run as asked, not re-run in pairs
-    thresholds = (((spec.get("validation") or {}).get("performance") or {}).get("thresholds") or {}).get("thresholds") or {}
+    thresholds = dig(spec, "validation", "performance", "thresholds", "thresholds") or {}
     if not any(key in thresholds for key in BANDWIDTH_KEYS):
         return []
     st = wf.get("status") or {}
@@ -70,10 +71,10 @@ def isolation_nodes(wf: dict, groups: list[dict]) -> list[str]:
     nodes = sorted({n for g in groups for n in g.get("nodes") or []})
     if len(nodes) >= MIN_NODES:
         return nodes
-    failed = {n["name"] for n in (wf.get("status") or {}).get("failedNodes") or []}
+    failed = {n["name"] for n in dig(wf, "status", "failedNodes") or []}
     passing = sorted({
         n
-        for g in ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
+        for g in dig(wf, "status", "orchestration", "groups") or []
         if g.get("phase") == SUCCEEDED
         for n in g.get("nodes") or []
     } - set(nodes) - failed)
@@ -102,7 +103,7 @@ def child_body(parent: dict, nodes: list[str]) -> dict:
     meta = parent["metadata"]
     spec = copy.deepcopy(parent.get("spec") or {})
     orch = spec.setdefault("orchestration", {})
-    key = (orch.get("topology") or {}).get("topologyKey")
+    key = dig(orch, "topology", "topologyKey")
     for field in ("topology", "nodesPerJob", "isolateFailures", "placement"):
         orch.pop(field, None)
     execution = orch.get("execution") or {}
@@ -138,8 +139,8 @@ def fold(st: dict, child: dict | None, note: str = "") -> str:
     """
     iso = st["orchestration"]["isolation"]
     isolated = set(iso.get("nodes") or [])
-    cst = (child or {}).get("status") or {}
-    diag = (cst.get("orchestration") or {}).get("diagnose") or {}
+    cst = dig(child, "status") or {}
+    diag = dig(cst, "orchestration", "diagnose") or {}
     findings = diag.get("findings") or {}
     links = findings.get("links") or []
     racks = findings.get("racks") or []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from dataclasses import dataclass, field
 
 from nvcre.controller import clock
 from nvcre.controller.checkpoint import (
@@ -26,10 +27,14 @@ from nvcre.controller import conditions as c
 from nvcre.controller import faults
 from nvcre.controller import labels as L
 from nvcre.controller import naming
-from nvcre.controller import spec_guard
+from nvcre.controller import faults, spec_guard, workload_objects
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
+from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.restart import decide_restart
+from nvcre.controller.decide.job_pass import JobPass, Terminal, apply_pass, apply_verdict, blame, newly_sick
+from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import check_nodes
 from nvcre.controller.measurements import (
     Reading,
@@ -40,6 +45,7 @@ from nvcre.controller.measurements import (
     training_logs,
 )
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 from nvcre.workloads.mpi import with_generated_keys
 
 log = logging.getLogger(__name__)
@@ -49,12 +55,17 @@ INCLUDE_CORDONED = L.PREFIX + "include-cordoned"
 
 
 # ---------------------------------------------------------------- desired workload
-def desired_workload(job: dict) -> list[dict]:
-    """The workload objects this Job creates: labelled, owned by the Job, in its namespace."""
+def desired_workload(job: dict, rendered: list[dict] | None = None) -> list[dict]:
+    """The workload objects this Job creates: labelled, owned by the Job, in its namespace.
+
+    ``rendered``: the objects of an ``objectsRef`` (see ``workload_objects``), already read.
+    """
     meta, spec = job["metadata"], job.get("spec") or {}
     workload = spec.get("workload") or {}
     ns = meta.get("namespace")
-    if workload.get("trainJob") is not None:
+    if rendered is not None:
+        objects = copy.deepcopy(rendered)
+    elif workload.get("trainJob") is not None:
         objects = [
             {
                 "apiVersion": TRAINJOB_API,
@@ -66,14 +77,14 @@ def desired_workload(job: dict) -> list[dict]:
     else:
         native = workload.get("native") or {}
         objects = copy.deepcopy(native.get("objects") or [])
-    wf = (meta.get("labels") or {}).get(L.WORKFLOW)
-    extra = ((spec.get("workloadMetadata") or {}).get("labels")) or {}
+    wf = dig(meta.get("labels"), L.WORKFLOW)
+    extra = (dig(spec, "workloadMetadata", "labels")) or {}
     for obj in objects:
         om = obj.setdefault("metadata", {})
         om["namespace"] = ns
         om.setdefault("labels", {}).update({**extra, **L.managed_labels(job=meta["name"], workflow=wf)})
         om["ownerReferences"] = [L.owner_reference(job)]
-        template = (obj.get("spec") or {}).get("template")
+        template = dig(obj, "spec", "template")
         if isinstance(template, dict):
             template.setdefault("metadata", {}).setdefault("labels", {})[L.JOB] = meta["name"]
     return objects
@@ -97,16 +108,20 @@ def _ref(obj: dict) -> dict:
 
 # ---------------------------------------------------------------- the reconciler
 def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
-    kube = ctx.kube
-    job = kube.get(NVCRE_API_VERSION, "Job", name, namespace)
+    job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
     if job is None or job["metadata"].get("deletionTimestamp"):
+        ctx.forget(dig(job, "metadata", "uid"), namespace, name)
         return None
-    ctx.metrics.store.put(job)
+    ctx.cache.put(job)
     status = job.get("status") or {}
-    conds = status.get("conditions") or []
-    desired = desired_workload(job)
+    try:
+        desired = desired_workload(job, rendered_objects(ctx, job))
+    except workload_objects.WorkloadObjectsError as err:
+        ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, str(err))
+        return 10.0
 
-    if c.is_terminal(conds):
+    if c.is_terminal(status.get("conditions")):
+        ctx.forget(job["metadata"].get("uid"), namespace, name)
         if _awaiting_verdict(job):
             return _judge_late(ctx, job, desired)
         _cleanup(ctx, job, desired)
@@ -114,18 +129,33 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
 
     if not status.get("workloadRef") or spec_guard.refusal(desired):
         return _create_workload(ctx, job, desired)
-
-    observed = [o for o in (_get(ctx, o) for o in desired) if o is not None]
-    pods = kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(name))
-    return _observe(ctx, job, desired, observed, pods)
+    return _observe(ctx, job, desired)
 
 
+# ---------------------------------------------------------------- gather (cache first, live reads until synced)
 def _get(ctx: Context, obj: dict) -> dict | None:
-    got = ctx.kube.get(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
+    meta = obj["metadata"]
+    if obj.get("apiVersion") == "batch/v1" and ctx.cache.synced("batch.Job", meta.get("namespace")):
+        return ctx.cache.get("batch.Job", meta.get("namespace"), meta["name"])
+    got = ctx.kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
     if got is not None:
         got.setdefault("apiVersion", obj["apiVersion"])
         got.setdefault("kind", obj["kind"])
     return got
+
+
+def rendered_objects(ctx: Context, job: dict) -> list[dict] | None:
+    """The objects behind the Job's ``objectsRef`` (read once per Job), or None when inline."""
+    ref = workload_objects.objects_ref(job)
+    if ref is None:
+        return None
+    key = (job["metadata"].get("uid", ""), ref.get("sha256", ""))
+    found = ctx.memos.workloads.get(key)
+    if found is None:
+        cm = ctx.kube.get("v1", "ConfigMap", ref.get("name", ""), job["metadata"].get("namespace"))
+        found = workload_objects.resolve(job, cm)
+        ctx.memos.workloads.put(key, found)
+    return found
 
 
 def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | None:
@@ -145,7 +175,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
             ctx.kube.create(mobj)
         except Exception as err:
             ctx.events.emit(job, "Warning", "MeasurementCreationError", f"{mobj['kind']} {mobj['metadata']['name']}: {err}")
-    restarted = int((job.get("status") or {}).get("restartCount") or 0) > 0
+    restarted = int(dig(job, "status", "restartCount") or 0) > 0
     for obj in desired:
         current = _get(ctx, obj) if restarted else None
         if current is not None and current["metadata"].get("deletionTimestamp"):
@@ -161,7 +191,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
             return 10.0
         created_any |= created
         if created:
-            wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
+            wf = (dig(meta.get("labels"), L.WORKFLOW) or "")
             ctx.metrics.workloads_created.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf).inc()
     primary = _primary(desired)
     reason = JobReason.WORKLOAD_CREATED if created_any else JobReason.WORKLOAD_ADOPTED
@@ -179,166 +209,172 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
     return ctx.settings.poll_seconds
 
 
-def _observe(ctx: Context, job: dict, desired: list[dict], observed: list[dict], pods: list[dict]) -> float | None:
+@dataclass
+class Observation:
+    """What one pass of a running Job gathered."""
+
+    job: dict
+    desired: list[dict]
+    objects: list[dict]
+    pods: list[dict]
+    group: list[str]
+    ran: list[str]
+    sick: dict[str, str]
+    phase: ws.WorkloadPhase
+    blocked: str | None
+    label: str
+    health_error: tuple[str, str] | None = None  # (reason, message): a detector that could not run
+    gone: list[str] = field(default_factory=list)  # nodes of the group deleted while it ran
+
+
+def _gather(ctx: Context, job: dict, desired: list[dict]) -> Observation:
     meta, spec = job["metadata"], job.get("spec") or {}
-    now = ctx.now()
+    objects = [o for o in (_get(ctx, o) for o in desired) if o is not None]
+    pods = job_pods(ctx, meta.get("namespace", ""), meta["name"])
     group = spec.get("nodes") or L.group_nodes(job)
     ran = ws.pod_nodes(ws.with_remembered(pods, ctx.placements.get((meta.get("namespace", ""), meta["name"])) or {}))
-
-    # health: every node of the group (or where pods ran), before any failure is attributed
-    include_cordoned = (meta.get("annotations") or {}).get(INCLUDE_CORDONED) == "true"
+    include_cordoned = dig(meta.get("annotations"), INCLUDE_CORDONED) == "true"
     watch = sorted(set(group) | set(ran))
-    if len(watch) > 4:  # one LIST beats many GETs
-        wanted = set(watch)
-        nodes = [n for n in ctx.kube.list("v1", "Node", label_selector="nvidia.com/gpu.present") if n["metadata"]["name"] in wanted]
-    else:
-        nodes = [n for n in (ctx.kube.get("v1", "Node", nn) for nn in watch) if n is not None]
+    nodes = watched_nodes(ctx, watch)
     # A detector that does not compile, or cannot be evaluated on some node, is reported
     # (condition, Event, report line) and the run goes on: it must not fail silently.
     health_error: tuple[str, str] | None = None  # (reason, message)
     try:
-        sick, eval_error = check_nodes(spec, nodes, include_cordoned=include_cordoned)
+        sick, eval_error = check_nodes(spec, nodes, include_cordoned=include_cordoned, memo=ctx.memos.monitors)
         if eval_error:
             health_error = (JobReason.DETECTOR_EVALUATION_FAILED, eval_error)
     except Exception as err:
         sick, health_error = {}, (JobReason.DETECTOR_INVALID, str(err))
-
-    phase = ws.workload_phase(observed, pods)
+    phase = ws.workload_phase(objects, pods)
     blocked = ws.unschedulable_message(pods) if phase.phase in (ws.PENDING, ws.RUNNING) else None
+    primary = _primary(objects) or _primary(desired)
+    label = f"{primary['kind']}/{primary['metadata']['name']}" if primary else "workload"
+    gone = faults.vanished_nodes(watch, nodes) if phase.phase != ws.SUCCEEDED else []
+    return Observation(job, desired, objects, pods, group, ran, sick, phase, blocked, label, health_error, gone)
+
+
+def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
+    obs = _gather(ctx, job, desired)
+    spec = job.get("spec") or {}
+    now = ctx.now()
     grace = float(spec.get("schedulingStallGraceSeconds") or ctx.settings.scheduling_stall_grace_seconds)
     timeout = parse_duration(spec.get("timeoutPerJob"), None)
-    decision = clock.advance(
-        job.get("status") or {},
-        now=now,
-        running=phase.phase == ws.RUNNING,
-        unschedulable=blocked,
-        grace_seconds=grace,
-        timeout_seconds=timeout,
-    )
-    primary = _primary(observed) or _primary(desired)
-    label = f"{primary['kind']}/{primary['metadata']['name']}" if primary else "workload"
-
-    failure_log = None
+    clocks = clock.advance(job.get("status") or {}, now=now, running=obs.phase.phase == ws.RUNNING,
+                           unschedulable=obs.blocked, grace_seconds=grace, timeout_seconds=timeout)
+    p = JobPass(clock_updates=dict(clocks.updates), ran=obs.ran, sick=obs.sick, group=obs.group,
+                blocked_message=clocks.blocked_message, running=obs.phase.phase == ws.RUNNING, label=obs.label,
+                first_start=ws.first_container_start(obs.pods), health_error=obs.health_error)
     reading: Reading | None = None
-    terminal: tuple[str, str, str] | None = None  # (phase, reason, message)
-    verdict = None
-    gone = faults.vanished_nodes(watch, nodes) if phase.phase != ws.SUCCEEDED else []
-    if phase.phase == ws.ABSENT:
-        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} was deleted")
-    elif gone:  # named as what happened, and only those nodes are blamed
-        failure_log = _failure_log(ctx, job, pods) if phase.phase == ws.FAILED else None
-        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} failed: {faults.vanished_message(gone)}")
-    elif phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, desired, pods, sick):
-        return 2.0
-    elif phase.phase == ws.FAILED:
-        failure_log = _failure_log(ctx, job, pods)
-        reading = _final_reading(ctx, job, pods)  # what it measured before dying (goodput of a crash)
-        detail = f": {phase.message}" if phase.message else ""
-        terminal = (c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {label} has failed{detail}")
-    elif phase.phase == ws.SUCCEEDED:
-        reading = _final_reading(ctx, job, pods)
-        terminal = (c.SUCCEEDED, JobReason.WORKLOAD_COMPLETED, f"Workload {label} completed successfully")
-        verdict = _verdict(ctx, job, reading, since=now)
-    elif decision.timed_out:
-        failure_log = _failure_log(ctx, job, pods, reason="Timeout")
-        terminal = (c.FAILED, JobReason.JOB_TIMED_OUT, decision.timed_out)
-    elif phase.phase == ws.RUNNING and not blocked and (stalled := _stalled(ctx, job, pods)):
-        if _restart_from_checkpoint(ctx, job, desired, pods, sick):
+    wait: float | None = None
+    if obs.gone and obs.phase.phase != ws.ABSENT:  # named as what happened; only those nodes are blamed
+        p.failure_log = _failure_log(ctx, job, obs.pods) if obs.phase.phase == ws.FAILED else None
+        p.group = list(obs.gone)
+        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {obs.label} failed: {faults.vanished_message(obs.gone)}")
+    elif obs.phase.phase in (ws.FAILED, ws.SUCCEEDED) or clocks.timed_out or obs.phase.phase == ws.ABSENT:
+        outcome = _decide_end(ctx, obs, p, clocks, now)
+        if outcome == "restarted":
             return 2.0
-        failure_log = _failure_log(ctx, job, pods, reason="Stalled")
-        terminal = (c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
-    elif phase.phase in (ws.PENDING, ws.RUNNING) and not blocked and (
-            stuck := faults.startup_stall(pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
-        failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
-        terminal = (c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {label} did not start: {stuck}")
+        reading, wait = outcome
+        if wait is not None:
+            p.running = True  # finishing: the last pods are ending
+    elif obs.phase.phase == ws.RUNNING and not obs.blocked and (stalled := _stalled(ctx, job, obs.pods)):
+        if _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
+            return 2.0
+        p.failure_log = _failure_log(ctx, job, obs.pods, reason="Stalled")
+        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
+    elif obs.phase.phase in (ws.PENDING, ws.RUNNING) and not obs.blocked and (
+            stuck := faults.startup_stall(obs.pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
+        p.failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
+        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {obs.label} did not start: {stuck}")
+    return _write_pass(ctx, job, obs, p, reading, wait, _next_look(ctx, job, obs, clocks, grace, timeout))
 
-    newly_sick: set[str] = set()
-    health_news: list[tuple[str, str]] = []
+
+def _decide_end(ctx: Context, obs: Observation, p: JobPass, clocks, now: float):
+    """Fill in the terminal verdict (or a short wait for the last pods); "restarted" if it restarted."""
+    job = obs.job
+    if obs.phase.phase == ws.ABSENT:
+        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {obs.label} was deleted")
+        return None, None
+    if obs.phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, obs.desired, obs.pods, obs.sick):
+        return "restarted"
+    if obs.phase.phase in (ws.FAILED, ws.SUCCEEDED):
+        end = decide_end(obs.phase, obs.objects, obs.pods, now=now, label=obs.label)
+        if end.wait:
+            return None, end.wait_seconds
+        reading = _final_reading(ctx, job, obs.pods)  # a crash's reading too (goodput of what it did)
+        p.job_fields = reading.job_fields if reading is not None else None
+        p.terminal = Terminal(end.phase, end.reason, end.message, end.blame_group)
+        if end.phase == c.FAILED:
+            p.failure_log = _failure_log(ctx, job, obs.pods)
+        else:
+            p.verdict = _verdict(ctx, job, reading, since=now)
+        return reading, None
+    p.failure_log = _failure_log(ctx, job, obs.pods, reason="Timeout")
+    # A timeout while the pods could not even be scheduled is the cluster's capacity,
+    # not the nodes' fault: nobody is named then.
+    p.terminal = Terminal(c.FAILED, JobReason.JOB_TIMED_OUT, clocks.timed_out, blame_group=not obs.blocked)
+    return None, None
+
+
+def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, timeout: float | None) -> float:
+    """When this Job needs a look without any event: its next clock deadline.
+
+    Pod, workload and Node changes arrive as watch events; only the clocks (the
+    scheduling grace, timeoutPerJob, the stall check) need a timer. Before the watches
+    have synced there are no events to rely on: poll.
+    """
+    if not (ctx.cache.synced("Pod", job["metadata"].get("namespace")) and ctx.cache.synced("Node")):
+        return ctx.settings.poll_seconds
+    due = [ctx.settings.resync_seconds]
+    status = job.get("status") or {}
+    now = ctx.now()
+    if obs.blocked and not clocks.blocked_message:
+        since = parse_time(clocks.updates.get("schedulingBlockedSince") or status.get("schedulingBlockedSince")) or now
+        due.append(since + grace - now)
+    if timeout is not None:
+        start = parse_time(clocks.updates.get("workloadStartTime") or status.get("workloadStartTime"))
+        if start is not None and not obs.blocked:
+            due.append(start + timeout - now)
+    gm = dig(job, "spec", "goodputMeasurement")
+    if gm and dig(job, "spec", "stallMultiplier"):
+        due.append(parse_duration(gm.get("sampleInterval"), 60.0) or 60.0)
+    return max(0.5, min(due))
+
+
+def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: Reading | None, wait: float | None,
+                next_look: float) -> float | None:
+    meta = job["metadata"]
+    sick: set[str] = set()
+
+    health_news: list[str] = []
 
     def mutate(o: dict) -> bool:
-        st = o["status"]
-        if c.is_terminal(st.get("conditions")):
-            return False  # someone (an earlier pass) already decided
-        gen = o["metadata"].get("generation")
-        before = copy.deepcopy(st)
-        known = {n["name"] for n in st.get("failedNodes") or [] if n.get("reason") == NodeReason.HARDWARE_FAILURE_DETECTED}
-        newly_sick.clear()
+        sick.clear()
+        sick.update(newly_sick(o.get("status") or {}, p.sick))
         health_news.clear()
-        newly_sick.update(set(sick) - known)
-        for key, value in decision.updates.items():
-            if value is None:
-                st.pop(key, None)
-            else:
-                st[key] = value
-        if ran:
-            st["nodesRan"] = sorted(set(st.get("nodesRan") or []) | set(ran))
-        if sick:
-            entries = [{"name": n, "reason": NodeReason.HARDWARE_FAILURE_DETECTED, "message": m} for n, m in sorted(sick.items())]
-            st["failedNodes"], added = c.merge_failed_nodes(st.get("failedNodes"), entries)
-            if added:
-                c.set_condition(
-                    st.setdefault("conditions", []), c.HARDWARE_FAILED, True, JobReason.HARDWARE_FAILURE_DETECTED,
-                    f"Hardware failure detected on node(s): [{' '.join(sorted(sick))}]", generation=gen,
-                )
-        if health_error is not None:
-            conds = st.setdefault("conditions", [])
-            if c.message_of(conds, c.HEALTH_CHECK_ERROR) != health_error[1]:
-                c.set_condition(conds, c.HEALTH_CHECK_ERROR, True, health_error[0], health_error[1], generation=gen)
-                health_news.append(health_error)
-        if terminal is not None:
-            t_phase, t_reason, t_message = terminal
-            if not st.get("workloadStartTime") and (started := ws.first_container_start(pods)):
-                st["workloadStartTime"] = started  # it ran and ended between two looks
-            c.set_status_phase(st, t_phase, t_reason, t_message, generation=gen)
-            if failure_log is not None:
-                st.setdefault("failureLog", failure_log)
-            # A timeout while the pods could not even be scheduled is the cluster's
-            # capacity, not the nodes' fault: nobody is named then.
-            if t_phase == c.FAILED and not (blocked and t_reason == JobReason.JOB_TIMED_OUT):
-                _blame(st, gone or group or ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t_message)
-            if reading is not None and reading.job_fields:
-                st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
-            if verdict is not None:
-                _apply_verdict(st, verdict, group or ran, gen)
-        else:
-            if decision.blocked_message:
-                reason, message = JobReason.WORKLOAD_SCHEDULING_BLOCKED, decision.blocked_message
-            elif phase.phase == ws.RUNNING:
-                reason, message = JobReason.WORKLOAD_RUNNING, f"Workload {label} is running"
-            else:
-                current = c.reason_of(st.get("conditions"), c.IN_PROGRESS)
-                reason = current if current in (JobReason.WORKLOAD_CREATED, JobReason.WORKLOAD_ADOPTED) else JobReason.WORKLOAD_PENDING
-                message = c.message_of(st.get("conditions"), c.IN_PROGRESS) if reason != JobReason.WORKLOAD_PENDING else f"Workload {label} is pending"
-            c.set_status_phase(st, c.IN_PROGRESS, reason, message, generation=gen)
-        return st != before
+        if p.health_error and c.message_of(dig(o, "status", "conditions") or [], c.HEALTH_CHECK_ERROR) != p.health_error[1]:
+            health_news.append(p.health_error[1])
+        return apply_pass(o, p)
 
     written = write_status(ctx, job, mutate)
     if written is not None and health_news:
-        ctx.events.emit(job, "Warning", c.HEALTH_CHECK_ERROR, health_news[-1][1])
-    if written is not None and newly_sick:
-        wf = (meta.get("labels") or {}).get(L.WORKFLOW, "")
-        for node in sorted(newly_sick):
+        ctx.events.emit(job, "Warning", c.HEALTH_CHECK_ERROR, health_news[-1])
+    if written is not None and sick:
+        wf = (dig(meta.get("labels"), L.WORKFLOW) or "")
+        for node in sorted(sick):
             ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
-    if terminal is not None:
-        if written is not None:
-            ctx.placements.pop((meta.get("namespace", ""), meta["name"]), None)
-        _finish_measurements(ctx, job, reading, terminal[0])
-        if written is not None and not _awaiting_verdict(written):
-            _cleanup(ctx, written, desired)
-            return None
-        return 5.0
-    return min(ctx.settings.poll_seconds, max(1.0, grace / 2)) if blocked else ctx.settings.poll_seconds
+    if p.terminal is None:
+        return wait if wait is not None else next_look
+    if written is not None:
+        ctx.forget(meta.get("uid"), meta.get("namespace", ""), meta["name"])
+    _finish_measurements(ctx, job, reading, p.terminal.phase)
+    if written is not None and not _awaiting_verdict(written):
+        _cleanup(ctx, written, obs.desired)
+        return None
+    return 5.0
 
 
 # ---------------------------------------------------------------- verdicts
-def _blame(status: dict, nodes: list[str], reason: str, message: str) -> None:
-    """Name every group node, only when no node was named more precisely before."""
-    if status.get("failedNodes") or not nodes:
-        return
-    entries = [{"name": n, "reason": reason, "message": message[:1024]} for n in nodes]
-    status["failedNodes"], _ = c.merge_failed_nodes(status.get("failedNodes"), entries)
-
-
 def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
     """The threshold decision, or None when there are no thresholds or it must wait for data."""
     from nvcre.measure.thresholds import evaluate_thresholds
@@ -349,7 +385,7 @@ def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
         return None
     values = reading.values if reading is not None else {}
     timeout = parse_duration(spec.get("measurementTimeout"), ctx.settings.measurement_timeout_seconds) or 0.0
-    conds = (job.get("status") or {}).get("conditions")
+    conds = dig(job, "status", "conditions")
     succeeded = c.find(conds, c.SUCCEEDED) if c.is_true(conds, c.SUCCEEDED) else None
     started = parse_time(succeeded.get("lastTransitionTime")) if succeeded else None
     timed_out = ctx.now() - (started or since) >= timeout
@@ -357,20 +393,10 @@ def _verdict(ctx: Context, job: dict, reading: Reading | None, *, since: float):
     return None if decision.pending else decision
 
 
-def _apply_verdict(status: dict, decision, nodes: list[str], generation) -> None:
-    conds = status.setdefault("conditions", [])
-    c.set_condition(conds, c.VALIDATION_FAILED, decision.failed, decision.reason, decision.message, generation=generation)
-    evals = [e.to_dict() for e in decision.evaluations]
-    if evals:
-        status["measurements"] = {**(status.get("measurements") or {}), "thresholds": evals}
-    if decision.failed:
-        _blame(status, nodes, NodeReason.THRESHOLD_VIOLATION, decision.message)
-
-
 def _awaiting_verdict(job: dict) -> bool:
     st = job.get("status") or {}
     return (
-        bool((job.get("spec") or {}).get("thresholds"))
+        bool(dig(job, "spec", "thresholds"))
         and c.is_true(st.get("conditions"), c.SUCCEEDED)
         and c.find(st.get("conditions"), c.VALIDATION_FAILED) is None
     )
@@ -378,12 +404,12 @@ def _awaiting_verdict(job: dict) -> bool:
 
 def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     """Succeeded but the measurement was not readable yet: try again until the timeout."""
-    pods = ctx.kube.list("v1", "Pod", job["metadata"].get("namespace"), label_selector=ws.job_pod_selector(job["metadata"]["name"]))
+    pods = job_pods(ctx, job["metadata"].get("namespace", ""), job["metadata"]["name"])
     reading = _final_reading(ctx, job, pods)
     decision = _verdict(ctx, job, reading, since=ctx.now())
     if decision is None:
         return 5.0
-    group = (job.get("spec") or {}).get("nodes") or L.group_nodes(job)
+    group = dig(job, "spec", "nodes") or L.group_nodes(job)
 
     def mutate(o: dict) -> bool:
         st = o["status"]
@@ -391,7 +417,7 @@ def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
             return False
         if reading is not None and reading.job_fields:
             st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
-        _apply_verdict(st, decision, group or st.get("nodesRan") or [], o["metadata"].get("generation"))
+        apply_verdict(st, decision, group or st.get("nodesRan") or [], o["metadata"].get("generation"))
         return True
 
     written = write_status(ctx, job, mutate)
@@ -446,7 +472,7 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         if pod is None:
             return {"reason": reason, "tail": "no pods were running when the Job timed out"}
         text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"], tail_lines=ws.FAILURE_LOG_LINES)
-        entry = {"podName": pod["metadata"]["name"], "nodeName": (pod.get("spec") or {}).get("nodeName"), "reason": reason}
+        entry = {"podName": pod["metadata"]["name"], "nodeName": dig(pod, "spec", "nodeName"), "reason": reason}
         entry["tail"] = ws.log_tail(text)
         return {k: v for k, v in entry.items() if v not in (None, "")}
     namespace = job["metadata"].get("namespace")
@@ -462,9 +488,6 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
 
 
 # ---------------------------------------------------------------- stall detection
-_STALL_CHECKED: dict[str, float] = {}  # Job uid -> when its log was last read for a stall check
-
-
 def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
     """Why a running training workload counts as stalled (stallMultiplier set), or None.
 
@@ -479,9 +502,9 @@ def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
     uid = job["metadata"].get("uid", job["metadata"]["name"])
     interval = parse_duration(gm.get("sampleInterval"), 60.0) or 60.0
     now = ctx.now()
-    if now - _STALL_CHECKED.get(uid, 0.0) < interval:
+    if now - ctx.memos.stall_checked.get(uid, 0.0) < interval:
         return None
-    _STALL_CHECKED[uid] = now
+    ctx.memos.stall_checked.put(uid, now)
     pod = ws.launcher_pod(pods)
     text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
     profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gm.get("logProfileRef", ""))
@@ -489,8 +512,8 @@ def _stalled(ctx: Context, job: dict, pods: list[dict]) -> str | None:
         return None
     # two sample intervals of slack, as the reference allows, before calling it a stall
     return stall_verdict(text, profile, now=now - 2 * interval, multiplier=float(multiplier),
-                         started_at=parse_time((job.get("status") or {}).get("workloadStartTime")),
-                         resumed_at=parse_time((job.get("status") or {}).get("schedulingResumedTime")),
+                         started_at=parse_time(dig(job, "status", "workloadStartTime")),
+                         resumed_at=parse_time(dig(job, "status", "schedulingResumedTime")),
                          startup_timeout=float(spec.get("startupStallTimeoutSeconds") or 1200))
 
 
@@ -523,14 +546,16 @@ def _finished(obj: dict) -> bool:
 def _restart_from_checkpoint(ctx: Context, job: dict, desired: list[dict], pods: list[dict], sick: dict) -> bool:
     """Restart a dead training workload from its checkpoint when allowed; True if it did."""
     budget = restart_budget(job)
-    if budget is None or budget[0] >= budget[1] or sick:
+    first = decide_restart(budget, sorted(sick), None)
+    if not first.restart:
         if budget is not None:
-            log.info("Job %s: no restart (restarts %s, unhealthy nodes %s)", job["metadata"]["name"], budget, sorted(sick))
-        return False  # no checkpointing, no restarts left, or a node is unhealthy (restarting there is futile)
+            log.info("Job %s: no restart (%s)", job["metadata"]["name"], first.why)
+        return False
     pod = ws.launcher_pod(pods)
     text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
-    if not saved_a_checkpoint(text, log_profile(ctx.kube, job)):
-        log.info("Job %s: no restart, the dead attempt saved no checkpoint (%d bytes of log)", job["metadata"]["name"], len(text or ""))
+    decision = decide_restart(budget, sorted(sick), saved_a_checkpoint(text, log_profile(ctx.kube, job)))
+    if not decision.restart:
+        log.info("Job %s: no restart, %s (%d bytes of log)", job["metadata"]["name"], decision.why, len(text or ""))
         return False
     attempt = budget[0] + 1
     ctx.kube.create(attempt_log_object(job, attempt, text or ""))
@@ -547,7 +572,7 @@ def _restart_from_checkpoint(ctx: Context, job: dict, desired: list[dict], pods:
         return True
 
     written = write_status(ctx, job, mutate)
-    if written is not None and int((written.get("status") or {}).get("restartCount") or 0) >= attempt:
+    if written is not None and int(dig(written, "status", "restartCount") or 0) >= attempt:
         _cleanup(ctx, written, [o for o in desired if o["kind"] not in KEEP_ON_RESTART])
     return True
 
@@ -558,7 +583,7 @@ def _fail(o: dict, reason: str, message: str, *, nodes_reason: str) -> bool:
     if c.is_terminal(st.get("conditions")):
         return False
     c.set_status_phase(st, c.FAILED, reason, message, generation=o["metadata"].get("generation"))
-    _blame(st, (o.get("spec") or {}).get("nodes") or L.group_nodes(o), nodes_reason, message)
+    blame(st, dig(o, "spec", "nodes") or L.group_nodes(o), nodes_reason, message)
     return True
 
 

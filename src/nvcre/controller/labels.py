@@ -7,6 +7,7 @@ and a controller owner reference for garbage collection and adoption checks.
 """
 
 from __future__ import annotations
+from nvcre.objpath import dig
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "nvcre"
@@ -64,5 +65,5 @@ def managed_labels(**tiers: str) -> dict[str, str]:
 
 
 def group_nodes(job: dict) -> list[str]:
-    text = (job.get("metadata", {}).get("annotations") or {}).get(GROUP_NODES, "")
+    text = (dig(job.get("metadata", {}).get("annotations"), GROUP_NODES) or "")
     return [n for n in text.split(",") if n]

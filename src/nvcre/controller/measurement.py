@@ -11,12 +11,28 @@ from __future__ import annotations
 
 from nvcre.controller import conditions as c
 from nvcre.controller import workload_state as ws
+from nvcre.controller.gather import job_pods
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
 from nvcre.controller.measurements import BANDWIDTH_PROFILES, complete_status, read_bandwidth, read_goodput, training_logs
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 
 JOB_FREEZE_GRACE = 30.0  # seconds the Job reconciler gets to freeze its measurement itself
+
+
+def _read(ctx: Context, kind: str, m: dict, job_name: str):
+    """A sample of the Job's logs, parsed by the measurement's profile."""
+    namespace, spec = m["metadata"]["namespace"], m.get("spec") or {}
+    pods = job_pods(ctx, namespace, job_name)
+    profile_name = spec.get("logProfileRef", "")
+    if kind == "BandwidthMeasurement" or profile_name in BANDWIDTH_PROFILES:
+        pod = ws.launcher_pod(pods)
+        return read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None)
+    profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", profile_name)
+    if profile is None:
+        ctx.events.emit(m, "Warning", "LogProfileNotFound", f"LogProfile {profile_name} does not exist")
+    return read_goodput(training_logs(ctx.kube, pods, profile), profile)
 
 
 def _make(kind: str):
@@ -26,18 +42,18 @@ def _make(kind: str):
             return None
         m.setdefault("apiVersion", NVCRE_API_VERSION)
         m.setdefault("kind", kind)
-        ctx.metrics.store.put(m)
+        ctx.cache.put(m)
         st = m.get("status") or {}
         if c.is_true(st.get("conditions"), "Complete"):
             return None
         spec = m.get("spec") or {}
         interval = parse_duration(spec.get("sampleInterval"), 60.0) or 60.0
-        job_name = (spec.get("jobRef") or {}).get("name", "")
+        job_name = (dig(spec.get("jobRef"), "name") or "")
         job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, namespace)
         if job is None:
             write_status(ctx, m, lambda o: complete_status(o["status"], "JobFailed", f"Job {job_name} not found", ctx.now_text(), None))
             return None
-        jconds = (job.get("status") or {}).get("conditions")
+        jconds = dig(job, "status", "conditions")
         age = ctx.now() - (parse_time(m["metadata"].get("creationTimestamp")) or ctx.now())
         if not c.is_terminal(jconds) and age < interval:
             return interval - age  # first provisional sample one interval in
@@ -45,16 +61,7 @@ def _make(kind: str):
             ended = max((parse_time(x.get("lastTransitionTime")) or 0.0) for x in jconds if x.get("status") == "True")
             if ctx.now() - ended < JOB_FREEZE_GRACE:
                 return JOB_FREEZE_GRACE  # the Job freezes its own measurement from its one final read
-        pods = ctx.kube.list("v1", "Pod", namespace, label_selector=ws.job_pod_selector(job_name))
-        profile_name = spec.get("logProfileRef", "")
-        if kind == "BandwidthMeasurement" or profile_name in BANDWIDTH_PROFILES:
-            pod = ws.launcher_pod(pods)
-            reading = read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], namespace) if pod else None)
-        else:
-            profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", profile_name)
-            if profile is None:
-                ctx.events.emit(m, "Warning", "LogProfileNotFound", f"LogProfile {profile_name} does not exist")
-            reading = read_goodput(training_logs(ctx.kube, pods, profile), profile)
+        reading = _read(ctx, kind, m, job_name)
         if c.is_terminal(jconds):
             ok = c.is_true(jconds, c.SUCCEEDED)
             reason = "JobSucceeded" if ok and reading.ok else ("JobFailed" if not ok else (reading.note or "NoDataCollected"))

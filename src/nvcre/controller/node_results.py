@@ -26,6 +26,7 @@ from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller.context import Context, write_status
+from nvcre.objpath import dig
 
 FAILED_KEY = "failed-nodes.json.gz"
 SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
@@ -81,7 +82,7 @@ def succeeded_nodes(wf: dict) -> list[str]:
             passed |= set(DiagnoseState.from_dict(orch["diagnose"]).names)
         except Exception:  # a state from an older planner: the groups are all we know
             pass
-    if (orch.get("isolation") or {}).get("phase") == "Succeeded":
+    if dig(orch, "isolation", "phase") == "Succeeded":
         passed |= set(orch["isolation"].get("nodes") or [])
     failed = {n["name"] for n in st.get("failedNodes") or []}
     return sorted(passed - failed)
@@ -99,7 +100,7 @@ def write_workflow_status(ctx: Context, wf: dict, mutate: Callable[[dict], bool]
         return changed
 
     written = write_status(ctx, wf, with_refs)
-    if written is not None and c.is_terminal((written.get("status") or {}).get("conditions")):
+    if written is not None and c.is_terminal(dig(written, "status", "conditions")):
         ensure(ctx, written)
     return written
 
@@ -127,6 +128,6 @@ def ensure(ctx: Context, wf: dict) -> None:
             "binaryData": {key: base64.b64encode(data).decode()},
         }
         existing, created = ctx.kube.create(body)
-        if not created and (existing.get("binaryData") or {}).get(key) != body["binaryData"][key]:
+        if not created and dig(existing.get("binaryData"), key) != body["binaryData"][key]:
             if L.controlled_by(existing, wf):
                 ctx.kube.merge_patch("v1", "ConfigMap", ref["name"], meta["namespace"], {"binaryData": body["binaryData"]})

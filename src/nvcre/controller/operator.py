@@ -1,12 +1,15 @@
-"""The controller process: kopf watches feed a work queue drained by reconcilers.
+"""The controller process: watches fill the one cache and feed a work queue drained by reconcilers.
 
-kopf owns what is tedious to get right: watch streams with resumption, reconnects,
-API discovery of CRDs that appear later, and the asyncio plumbing. It only tells us
-which object changed; the work queue deduplicates those hints and worker threads run
-the level-triggered reconcilers, which read fresh state and write through
-``nvcre.kube``. kopf's own persistence, finalizers and event posting are switched
-off, so it never writes to our objects. A periodic resync re-queues every
-unfinished object as a safety net for a missed watch event.
+Two feeds, one cache (``nvcre.controller.cache``): our own kinds come through kopf,
+which handles watch resumption, reconnects and API discovery of CRDs that appear
+later; the kinds we only read (GPU Nodes, workload Pods and batch Jobs) come through
+``nvcre.kube.watch`` reflectors: paginated lists at one resourceVersion, watches from
+it, a relist on 410 Gone, and a known *synced* moment after which reconcilers read
+them from the cache only. Every event queues the object (and its owner) once: the
+work queue deduplicates, and worker threads run the level-triggered reconcilers.
+kopf's own persistence, finalizers and event posting are switched off, so it never
+writes to our objects. A periodic resync re-queues every unfinished object as a
+safety net for a missed watch event.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from nvcre.controller import report_export
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context
 from nvcre.controller.queue import Key, WorkQueue, run_workers
+from nvcre.kube import watch
 from nvcre.kube.resources import NVCRE_GROUP, NVCRE_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,12 @@ OWN_KINDS = {
     "reportexports": "ReportExport",
 }
 PARENT_OF = {"Workflow": ("Certification", "WorkloadRun", "Workflow"), "Job": ("Workflow",)}
+GPU_PRESENT = "nvidia.com/gpu.present"
+READ_KINDS = (  # what the reconcilers only read: reflected into the cache
+    watch.WatchSpec("v1", "Node", "Node", label_selector=GPU_PRESENT),
+    watch.WatchSpec("v1", "Pod", "Pod", label_selector=L.JOB),
+    watch.WatchSpec("batch/v1", "Job", "batch.Job", label_selector=L.JOB),
+)
 
 
 class Controller:
@@ -51,6 +62,7 @@ class Controller:
         ctx.metrics.queue.attach(self.queue)
         self.stop = threading.Event()
         self._node_prints: dict[str, tuple] = {}
+        self.reflectors: list[watch.Reflector] = []
         ctx.enqueue = lambda key, delay: self.queue.add_after(key, delay)
 
     # ------------------------------------------------------------ dispatch
@@ -71,13 +83,14 @@ class Controller:
             self.ctx.metrics.reconcile_duration.labels(kind=kind).observe(time.monotonic() - started)
 
     def observe(self, kind: str, body: dict, event_type: str | None) -> None:
-        """A watch event: remember the body for metrics, queue the object and its parent."""
+        """A watch event of our own kinds: cache the body, queue the object and its parent."""
         meta = body.get("metadata") or {}
         namespace, name = meta.get("namespace") or "", meta.get("name") or ""
         if event_type == "DELETED":
-            self.ctx.metrics.store.drop(kind, namespace, name)
+            self.ctx.cache.drop(kind, namespace, name)
+            self.ctx.forget(meta.get("uid"), namespace, name)
         else:
-            self.ctx.metrics.store.put(body)
+            self.ctx.cache.put(body)
         self.queue.add((kind, namespace, name))
         if kind == "Certification":  # its exports snapshot and deliver when it ends
             for key in report_export.exports_of_source(self.ctx, body):
@@ -86,10 +99,30 @@ class Controller:
             if ref.get("controller") and ref.get("kind") in PARENT_OF.get(kind, ()):
                 self.queue.add((ref["kind"], namespace, ref["name"]))
 
+    # ------------------------------------------------------------ the reflectors' sink
+    def replace(self, kind_key: str, objects: list[dict], namespace: str | None = None) -> None:
+        """A reflector's complete list (first sync or relist after 410): cache it, then treat each
+        object, and each one that disappeared, as an event."""
+        gone = self.ctx.cache.replace(kind_key, objects, namespace)
+        for obj in objects:
+            self._dispatch(kind_key, obj)
+        for obj in gone:
+            self._dispatch(kind_key, obj)
+
+    def apply(self, kind_key: str, event_type: str, obj: dict) -> None:
+        self.ctx.cache.apply(kind_key, event_type, obj)
+        self._dispatch(kind_key, obj)
+
+    def _dispatch(self, kind_key: str, obj: dict) -> None:
+        if kind_key == "Node":
+            self.observe_node(obj)
+        else:
+            self.observe_workload_piece(obj)
+
     def observe_workload_piece(self, body: dict) -> None:
         """A pod or batch Job of a workload changed: look at the nvcre Job that owns it."""
         meta = body.get("metadata") or {}
-        job = (meta.get("labels") or {}).get(L.JOB)
+        job = dig(meta.get("labels"), L.JOB)
         if job:
             key = (meta.get("namespace") or "", job)
             if (record := ws.placement_record(body)) is not None:  # a bound pod (a batch Job has no nodeName)
@@ -102,7 +135,7 @@ class Controller:
         Heartbeats (only lastHeartbeatTime moves) are ignored, so a large fleet's status
         updates do not turn into a reconcile storm.
         """
-        name = (body.get("metadata") or {}).get("name", "")
+        name = (dig(body.get("metadata"), "name") or "")
         fingerprint = node_fingerprint(body)
         if self._node_prints.get(name) == fingerprint:
             return
@@ -110,21 +143,18 @@ class Controller:
         self._node_prints[name] = fingerprint
         if first:
             return  # the initial listing: nothing changed yet
-        for job in self.ctx.metrics.store.of_kind("Job"):
-            st = job.get("status") or {}
-            if c.is_terminal(st.get("conditions")):
-                continue
-            if name in ((job.get("spec") or {}).get("nodes") or []) or name in (st.get("nodesRan") or []) or not (job.get("spec") or {}).get("nodes"):
-                meta = job["metadata"]
-                self.queue.add(("Job", meta.get("namespace", ""), meta["name"]))
+        for namespace, job_name in self.ctx.cache.jobs_on(name):  # an index, not a scan of every Job
+            job = self.ctx.cache.get("Job", namespace, job_name)
+            if job is not None and not c.is_terminal(dig(job, "status", "conditions")):
+                self.queue.add(("Job", namespace, job_name))
 
     def resync(self) -> None:
         """Safety net: re-queue every object that is not finished yet."""
         while not self.stop.wait(self.ctx.settings.resync_seconds):
             for kind in self.reconcilers:
-                for obj in self.ctx.metrics.store.of_kind(kind):
+                for obj in self.ctx.cache.of_kind(kind):
                     if kind in ("BandwidthMeasurement", "GoodputMeasurement") or not c.is_terminal(
-                        (obj.get("status") or {}).get("conditions")
+                        dig(obj, "status", "conditions")
                     ):
                         meta = obj["metadata"]
                         self.queue.add((kind, meta.get("namespace", ""), meta["name"]))
@@ -138,25 +168,29 @@ class Controller:
 
             kopf.on.event(NVCRE_GROUP, NVCRE_VERSION, plural, registry=registry)(on_own)
 
-        def on_pod(body, **_):
-            self.observe_workload_piece(dict(body))
-
-        kopf.on.event("", "v1", "pods", labels={L.JOB: kopf.PRESENT}, registry=registry)(on_pod)
-        kopf.on.event("batch", "v1", "jobs", labels={L.JOB: kopf.PRESENT}, registry=registry)(on_pod)
-
-        def on_node(body, type, **_):  # noqa: A002
-            if type != "DELETED":
-                self.observe_node(dict(body))
-
-        kopf.on.event("", "v1", "nodes", labels={"nvidia.com/gpu.present": kopf.PRESENT}, registry=registry)(on_node)
-
-    def start_workers(self) -> None:
+    def start_workers(self, *, reflect: bool = True, namespaces: list[str] | None = None) -> None:
         run_workers(self.queue, self.handle, count=self.ctx.settings.workers, stop=self.stop)
         threading.Thread(target=self.resync, name="nvcre-resync", daemon=True).start()
+        if reflect:
+            self.reflectors = [watch.Reflector(self.ctx.kube, spec, self) for spec in reflected_kinds(namespaces)]
+            watch.start(self.reflectors)
 
     def shutdown(self) -> None:
         self.stop.set()
+        for reflector in self.reflectors:
+            reflector.stop.set()
         self.queue.close()
+
+
+def reflected_kinds(namespaces: list[str] | None) -> list[watch.WatchSpec]:
+    """Nodes cluster-wide; workload pieces cluster-wide, or per namespace when the controller is namespaced."""
+    specs = []
+    for spec in READ_KINDS:
+        if spec.kind == "Node" or not namespaces:
+            specs.append(spec)
+        else:
+            specs += [watch.WatchSpec(spec.api_version, spec.kind, spec.key, spec.label_selector, ns) for ns in namespaces]
+    return specs
 
 
 def node_fingerprint(node: dict) -> tuple:
@@ -179,7 +213,7 @@ def connection_info(ctx: Context) -> kopf.ConnectionInfo:
     """kopf logs in with the same credentials as our client (kubeconfig or in-cluster)."""
     cfg = ctx.kube.configuration
     token = None
-    auth = (cfg.api_key or {}).get("authorization") or (cfg.api_key or {}).get("BearerToken")
+    auth = dig(cfg.api_key, "authorization") or dig(cfg.api_key, "BearerToken")
     if auth:
         token = auth.split(" ", 1)[1] if auth.lower().startswith("bearer ") else auth
     return kopf.ConnectionInfo(
@@ -212,7 +246,7 @@ def run(controller: Controller, *, namespaces: list[str] | None, stop_flag: thre
         settings.scanning.disabled = False
         settings.execution.max_workers = 4
 
-    controller.start_workers()
+    controller.start_workers(namespaces=namespaces)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     stop_future: asyncio.Future | None = None

@@ -20,6 +20,31 @@ from typing import Protocol
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]  # (kind, namespace, name)
+BACKOFF_START_S = 0.5
+BACKOFF_MAX_S = 120.0
+
+
+class Backoff:
+    """Per-key exponential backoff for failed reconciles: 0.5 s, 1 s, 2 s ... 120 s; reset on success."""
+
+    def __init__(self, start: float = BACKOFF_START_S, limit: float = BACKOFF_MAX_S) -> None:
+        self.start, self.limit = start, limit
+        self._lock = threading.Lock()
+        self._failures: dict[Key, int] = {}
+
+    def failed(self, key: Key) -> float:
+        with self._lock:
+            n = self._failures.get(key, 0)
+            self._failures[key] = n + 1
+        return min(self.limit, self.start * (2**n))
+
+    def succeeded(self, key: Key) -> None:
+        with self._lock:
+            self._failures.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._failures)
 
 
 class QueueObserver(Protocol):
@@ -150,7 +175,12 @@ def run_workers(
     count: int,
     stop: threading.Event,
 ) -> list[threading.Thread]:
-    """Start ``count`` threads calling ``handle(key)``; its return is a requeue delay or None."""
+    """Start ``count`` threads calling ``handle(key)``; its return is a requeue delay or None.
+
+    A pass that raises is retried after a per-key exponential backoff, so an API outage
+    or a bug on one object neither spins nor holds the others back.
+    """
+    backoff = Backoff()
 
     def loop() -> None:
         while not stop.is_set():
@@ -160,9 +190,11 @@ def run_workers(
             delay: float | None
             try:
                 delay = handle(key)
+                backoff.succeeded(key)
             except Exception:  # a bug or an API outage: log and retry with backoff
-                log.exception("reconcile of %s/%s/%s failed", *key, extra={"fields": {"kind": key[0], "namespace": key[1], "name": key[2]}})
-                delay = 5.0
+                delay = backoff.failed(key)
+                log.exception("reconcile of %s/%s/%s failed; retrying in %.1fs", *key, delay,
+                              extra={"fields": {"kind": key[0], "namespace": key[1], "name": key[2]}})
                 if queue.observer is not None:
                     queue.observer.retried()
             finally:

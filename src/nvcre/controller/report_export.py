@@ -158,7 +158,7 @@ def exports_of_source(ctx: Context, cert: dict) -> list[tuple[str, str, str]]:
     """Queue keys of the exports whose source is this Certification (from the watch store)."""
     uid = (cert.get("metadata") or {}).get("uid")
     return [("ReportExport", e["metadata"]["namespace"], e["metadata"]["name"])
-            for e in ctx.metrics.store.of_kind("ReportExport")
+            for e in ctx.cache.of_kind("ReportExport")
             if ((e.get("spec") or {}).get("sourceRef") or {}).get("uid") == uid]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from nvcre.controller import conditions as c
 from nvcre.controller.conditions import WorkflowReason
+from nvcre.objpath import dig
 
 RUNNING, PENDING, SUCCEEDED, FAILED = "Running", "Pending", "Succeeded", "Failed"
 
@@ -35,7 +36,7 @@ def group_outcome(job: dict | None) -> GroupOutcome:
     if c.is_true(conds, c.FAILED):
         return GroupOutcome(FAILED, c.reason_of(conds, c.FAILED), c.message_of(conds, c.FAILED), hardware, validation)
     if c.is_true(conds, c.SUCCEEDED):
-        awaiting = bool((job.get("spec") or {}).get("thresholds")) and c.find(conds, c.VALIDATION_FAILED) is None
+        awaiting = bool(dig(job, "spec", "thresholds")) and c.find(conds, c.VALIDATION_FAILED) is None
         if awaiting:
             return GroupOutcome(RUNNING)
         if hardware:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcre.controller import labels as L
-from nvcre.measure import failures
+from nvcre.measure.failures import log_tail as _log_tail
+from nvcre.objpath import dig
 
 PENDING, RUNNING, SUCCEEDED, FAILED, ABSENT = "Pending", "Running", "Succeeded", "Failed", "Absent"
 ROLE_LABELS = ("nvcre.nvidia.com/role", "training.kubeflow.org/replica-type", "jobset.sigs.k8s.io/replicatedjob-name")
@@ -26,7 +27,7 @@ class WorkloadPhase:
 
 
 def _cond(obj: dict, ctype: str) -> dict | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
+    for cond in dig(obj, "status", "conditions") or []:
         if cond.get("type") == ctype and cond.get("status") == "True":
             return cond
     return None
@@ -69,9 +70,9 @@ def workload_phase(objects: list[dict], pods: list[dict]) -> WorkloadPhase:
             return WorkloadPhase(FAILED, c.get("message", ""))
         if (c := _cond(tj, "Complete")) is not None:
             return WorkloadPhase(SUCCEEDED, c.get("message", ""))
-        if (tj.get("spec") or {}).get("suspend"):
+        if dig(tj, "spec", "suspend"):
             return WorkloadPhase(PENDING, "suspended")
-        if any((p.get("status") or {}).get("phase") in ("Running", "Succeeded") for p in pods):
+        if any(dig(p, "status", "phase") in ("Running", "Succeeded") for p in pods):
             # Pods ran and some finished: the TrainJob is finishing (JobSet and Trainer
             # set Complete a moment after the launcher exits), not pending again.
             return WorkloadPhase(RUNNING)
@@ -85,11 +86,32 @@ def workload_phase(objects: list[dict], pods: list[dict]) -> WorkloadPhase:
         deciding = launchers or batch
         if all(batch_job_phase(j) == SUCCEEDED for j in deciding):
             return WorkloadPhase(SUCCEEDED)
-    if any((p.get("status") or {}).get("phase") == "Running" for p in pods):
+        if (ended := launcher_pod_end(launchers, pods)) is not None:
+            return ended
+    if any(dig(p, "status", "phase") == "Running" for p in pods):
         return WorkloadPhase(RUNNING)
-    if any((p.get("status") or {}).get("phase") == "Failed" for p in pods) and not batch and not trainjobs:
+    if any(dig(p, "status", "phase") == "Failed" for p in pods) and not batch and not trainjobs:
         return WorkloadPhase(FAILED, "a pod failed")
     return WorkloadPhase(PENDING)
+
+
+def launcher_pod_end(launchers: list[dict], pods: list[dict]) -> WorkloadPhase | None:
+    """The run's end read from the launcher pod itself, before the job controller marks its
+    batch Job (seconds later at fleet scale): with ``backoffLimit: 0`` a launcher pod that
+    has terminated is the run's end, exit 0 a success and anything else a failure."""
+    if len(launchers) != 1 or int(dig(launchers[0], "spec", "backoffLimit") or 0) != 0:
+        return None
+    mine = [p for p in pods if is_launcher(p) and not dig(p, "metadata", "deletionTimestamp")]
+    if len(mine) != 1:
+        return None
+    phase = dig(mine[0], "status", "phase")
+    if phase == "Succeeded":
+        return WorkloadPhase(SUCCEEDED)
+    if phase == "Failed":
+        failed = failed_container(mine)
+        return WorkloadPhase(FAILED, f"launcher pod {mine[0]['metadata']['name']} failed"
+                                     + (f" (exit code {failed.exit_code}, {failed.reason})" if failed else ""))
+    return None
 
 
 def unschedulable_message(pods: list[dict]) -> str | None:
@@ -99,23 +121,23 @@ def unschedulable_message(pods: list[dict]) -> str | None:
     are waiting on something else than free capacity.
     """
     for pod in sorted(pods, key=lambda p: p.get("metadata", {}).get("name", "")):
-        if (pod.get("spec") or {}).get("nodeName"):
+        if dig(pod, "spec", "nodeName"):
             continue
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if dig(pod, "metadata", "deletionTimestamp"):
             continue
-        for cond in (pod.get("status") or {}).get("conditions") or []:
+        for cond in dig(pod, "status", "conditions") or []:
             if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("reason") == "Unschedulable":
                 return cond.get("message") or "pod is unschedulable"
     return None
 
 
 def _uses_gpus(pod: dict) -> bool:
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in dig(pod, "spec", "containers") or []:
         res = container.get("resources") or {}
         for section in ("limits", "requests"):
-            if str((res.get(section) or {}).get("nvidia.com/gpu", "0")) not in ("0", ""):
+            if str((dig(res.get(section), "nvidia.com/gpu") or "0")) not in ("0", ""):
                 return True
-    return bool((pod.get("spec") or {}).get("resourceClaims"))
+    return bool(dig(pod, "spec", "resourceClaims"))
 
 
 def placement_record(pod: dict) -> dict | None:
@@ -125,7 +147,7 @@ def placement_record(pod: dict) -> dict | None:
     if not spec.get("nodeName"):
         return None
     return {
-        "metadata": {"name": (pod.get("metadata") or {}).get("name", "")},
+        "metadata": {"name": (dig(pod.get("metadata"), "name") or "")},
         "spec": {
             "nodeName": spec["nodeName"],
             "containers": [{"resources": c.get("resources") or {}} for c in spec.get("containers") or []],
@@ -136,7 +158,7 @@ def placement_record(pod: dict) -> dict | None:
 
 def with_remembered(pods: list[dict], remembered: dict[str, dict]) -> list[dict]:
     """The listed pods plus the remembered placements of pods no longer listed."""
-    listed = {(p.get("metadata") or {}).get("name") for p in pods}
+    listed = {dig(p, "metadata", "name") for p in pods}
     return list(pods) + [rec for name, rec in sorted(remembered.items()) if name not in listed]
 
 
@@ -145,8 +167,8 @@ def pod_nodes(pods: list[dict], *, live_only: bool = False) -> list[str]:
     ranks = [p for p in pods if _uses_gpus(p)] or pods
     out = set()
     for pod in ranks:
-        node = (pod.get("spec") or {}).get("nodeName")
-        phase = (pod.get("status") or {}).get("phase")
+        node = dig(pod, "spec", "nodeName")
+        phase = dig(pod, "status", "phase")
         if node and (not live_only or phase in ("Pending", "Running", None)):
             out.add(node)
     return sorted(out)
@@ -156,9 +178,9 @@ def first_container_start(pods: list[dict]) -> str | None:
     """The earliest container start among the workload's pods (RFC 3339), if any ran."""
     starts = []
     for pod in pods:
-        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        for cs in dig(pod, "status", "containerStatuses") or []:
             for state in ("running", "terminated"):
-                started = ((cs.get("state") or {}).get(state) or {}).get("startedAt")
+                started = dig(cs.get("state"), state, "startedAt")
                 if started:
                     starts.append(started)
     return min(starts) if starts else None
@@ -180,12 +202,12 @@ def failed_container(pods: list[dict]) -> FailedContainer | None:
         status = pod.get("status") or {}
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             for state_key in ("state", "lastState"):
-                term = (cs.get(state_key) or {}).get("terminated")
+                term = dig(cs.get(state_key), "terminated")
                 if term and term.get("exitCode", 0) != 0:
                     found.append(
                         FailedContainer(
                             pod=pod["metadata"]["name"],
-                            node=(pod.get("spec") or {}).get("nodeName", ""),
+                            node=(dig(pod.get("spec"), "nodeName") or ""),
                             container=cs.get("name", ""),
                             exit_code=int(term.get("exitCode", 1)),
                             reason=term.get("reason") or "Error",
@@ -197,8 +219,9 @@ def failed_container(pods: list[dict]) -> FailedContainer | None:
 
 
 def log_tail(text: str | None, lines: int = FAILURE_LOG_LINES, limit: int = FAILURE_LOG_BYTES) -> str:
-    """The failure log tail: the last ``lines`` lines, then exactly the last ``limit`` bytes."""
-    return failures.log_tail(text, max_lines=lines, max_bytes=limit)
+    """The failure log tail: the last ``lines`` lines, then exactly the last ``limit`` bytes
+    (``nvcre.measure.failures.log_tail``)."""
+    return _log_tail(text or "", max_lines=lines, max_bytes=limit)
 
 
 def launcher_pod(pods: list[dict]) -> dict | None:
@@ -207,7 +230,7 @@ def launcher_pod(pods: list[dict]) -> dict | None:
     launchers = [p for p in ordered if is_launcher(p)]
     if launchers:
         return launchers[0]
-    ranked = sorted(ordered, key=lambda p: int((p.get("metadata", {}).get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", 0) or 0))
+    ranked = sorted(ordered, key=lambda p: int((dig(p.get("metadata", {}).get("annotations"), "batch.kubernetes.io/job-completion-index") or 0) or 0))
     return ranked[0] if ranked else None
 
 
@@ -217,7 +240,7 @@ def rank_ordered(pods: list[dict]) -> list[dict]:
     return sorted(
         ranks,
         key=lambda p: (
-            int((p.get("metadata", {}).get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", 0) or 0),
+            int((dig(p.get("metadata", {}).get("annotations"), "batch.kubernetes.io/job-completion-index") or 0) or 0),
             p.get("metadata", {}).get("name", ""),
         ),
     )
@@ -230,7 +253,7 @@ def training_log_pods(pods: list[dict], profile: dict | None) -> list[dict]:
     another (Megatron prints iteration lines on the last rank only), so both logs are
     needed; a single-worker profile reads the result pod alone.
     """
-    strategy = ((profile or {}).get("spec") or {}).get("workerStrategy") or {}
+    strategy = dig(profile, "spec", "workerStrategy") or {}
     ranks = rank_ordered(pods)
     if strategy.get("type") != "Multi" or len(ranks) < 2:
         pod = launcher_pod(pods)

@@ -16,13 +16,14 @@ from nvcre.controller import labels as L
 from nvcre.controller.conditions import WorkloadRunReason as R
 from nvcre.controller.context import Context, write_status
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 
 def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | None:
     run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", name, namespace)
     if run is None or run["metadata"].get("deletionTimestamp"):
         return None
-    ctx.metrics.store.put(run)
+    ctx.cache.put(run)
     st = run.get("status") or {}
     if c.is_terminal(st.get("conditions")):
         return None
@@ -90,7 +91,7 @@ def _create(ctx: Context, run: dict) -> float | None:
 
 
 def _mirror(ctx: Context, run: dict) -> float | None:
-    ref = (run.get("status") or {}).get("workflowRef") or {}
+    ref = dig(run, "status", "workflowRef") or {}
     wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", ref.get("name", ""), ref.get("namespace") or run["metadata"]["namespace"])
     if wf is None:
         _fail(ctx, run, R.WORKFLOW_DELETED, "Workflow was deleted")
@@ -102,7 +103,7 @@ def _mirror(ctx: Context, run: dict) -> float | None:
         ost = o["status"]
         before = copy.deepcopy(ost)
         gen = o["metadata"].get("generation")
-        exercised = (wst.get("orchestration") or {}).get("exercisedNodes")
+        exercised = dig(wst, "orchestration", "exercisedNodes")
         if exercised:
             ost["exercisedNodeCount"] = len(exercised)
         for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
@@ -122,6 +123,6 @@ def _mirror(ctx: Context, run: dict) -> float | None:
         return ost != before
 
     written = write_status(ctx, run, mutate)
-    if written is not None and c.is_terminal((written.get("status") or {}).get("conditions")):
+    if written is not None and c.is_terminal(dig(written, "status", "conditions")):
         return None
     return ctx.settings.resync_seconds

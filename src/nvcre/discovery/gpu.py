@@ -14,8 +14,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from nvcre.catalog.data import load_catalog
-from nvcre.errors import UserError
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
@@ -179,10 +177,10 @@ class HardwareDefaults:
         )
 
 
-def hardware_defaults(arch: str, platform: str | None = None) -> HardwareDefaults:
-    """Sizing for ``arch`` on ``platform``: the architecture row, then the platform's
-    field-wise override (a present field wins, even 0), else the fallback row."""
-    table = load_catalog().gpu_defaults
+def defaults_from_table(table: Mapping[str, Any], arch: str, platform: str | None = None) -> HardwareDefaults:
+    """Sizing for ``arch`` on ``platform`` from the GPU defaults table (the catalog owns it and
+    passes it in): the architecture row, then the platform's field-wise override (a present
+    field wins, even 0), else the fallback row."""
     row = table["architectures"].get(arch)
     known = row is not None
     values = dict(row if known else table["fallback"])
@@ -194,15 +192,3 @@ def hardware_defaults(arch: str, platform: str | None = None) -> HardwareDefault
         mnnvl=bool(values.get("mnnvl", False)),
         known=known,
     )
-
-
-def known_architectures() -> tuple[str, ...]:
-    return load_catalog().architectures
-
-
-def check_gpu_arch(value: str) -> str:
-    """Validate ``--gpu-arch`` (an architecture or a product name) against the defaults table."""
-    arch = parse_product(value) or (value or "").strip().lower()
-    if arch not in known_architectures():
-        raise UserError(f"--gpu-arch: unknown GPU architecture {value!r}; valid: {', '.join(known_architectures())}")
-    return arch

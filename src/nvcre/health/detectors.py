@@ -14,6 +14,8 @@ are cached per (uid, resourceVersion): an unchanged Node is not evaluated again.
 
 from __future__ import annotations
 
+import json
+
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -332,7 +334,10 @@ class NodeHealthMonitor:
                     detail = None
             self._compiled.append(_Compiled(detector, program, detail))
         self._projection = _Projection([c.detector.expression for c in self._compiled])
-        self._cache: dict[tuple[str, str], list[dict]] = {}
+        # what a verdict and its message depend on: the expressions and the detail expressions
+        self._key_projection = _Projection([c.detector.expression for c in self._compiled]
+                                           + [c.detector.detail for c in self._compiled if c.detector.detail])
+        self._cache: dict[tuple[str, str], tuple[list[dict], list[dict]]] = {}
         self._cache_size = cache_size
         self.errors: list[dict] = []
 
@@ -357,12 +362,18 @@ class NodeHealthMonitor:
             key = (str(uid), str(version))
             cached = self._cache.get(key)
             if cached is not None:
-                found, errors = cached
-                self.errors.extend(dict(e) for e in errors)  # an unchanged Node still cannot be evaluated
-                return [dict(f) for f in found]
+                return self._replay(cached)
+        projected = self._projection.apply(_with_defaults(node))
+        # A new resourceVersion that changed nothing the expressions read (a heartbeat, an
+        # image list) keeps the verdict: the second key is what the detectors can see.
+        seen = (name, json.dumps(self._key_projection.apply(_with_defaults(node)), sort_keys=True, default=str))
+        cached = self._cache.get(seen)
+        if cached is not None:
+            if key is not None:
+                self._cache[key] = cached
+            return self._replay(cached)
         errors_before = len(self.errors)
-        variables = {"node": self._projection.apply(_with_defaults(node))}
-        context = cel.Context(variables)
+        context = cel.Context({"node": projected})
         found: list[dict] = []
         for compiled in self._compiled:
             try:
@@ -379,11 +390,19 @@ class NodeHealthMonitor:
             elif not isinstance(verdict, bool):
                 self.errors.append({"node": name, "detector": compiled.detector.name,
                                     "error": f"expression returned {type(verdict).__name__}, not bool"})
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()
+        self._cache[seen] = ([dict(f) for f in found], [dict(e) for e in self.errors[errors_before:]])
         if key is not None:
-            if len(self._cache) >= self._cache_size:
-                self._cache.clear()
-            self._cache[key] = ([dict(f) for f in found], [dict(e) for e in self.errors[errors_before:]])
+            self._cache[key] = self._cache[seen]
         return found
+
+    def _replay(self, cached: tuple[list[dict], list[dict]]) -> list[dict]:
+        """A cached verdict: its findings, and its evaluation errors again (an unchanged
+        Node still cannot be evaluated, and that must keep being reported)."""
+        found, errors = cached
+        self.errors.extend(dict(e) for e in errors)
+        return [dict(f) for f in found]
 
     def _message(self, compiled: _Compiled, name: str, node: Mapping) -> str:
         base = compiled.detector.message or f"CEL expression evaluated to true for node {name}"

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import kubernetes
+import urllib3
 from kubernetes.client import ApiClient, Configuration
 
 from nvcre.errors import UserError
@@ -51,6 +52,19 @@ class ApiError(Exception):
     @property
     def forbidden(self) -> bool:
         return self.status == 403
+
+    @property
+    def gone(self) -> bool:
+        """410: a watch or list continuation asked for a resourceVersion etcd compacted away."""
+        return self.status == 410
+
+
+class TransportError(ConnectionError):
+    """The API server could not be reached (refused, reset, timed out, TLS): no answer at all.
+
+    The transport's own exceptions (urllib3) never leave ``nvcre.kube``; callers catch
+    this (an OSError, like any other connection failure) instead.
+    """
 
 
 def now_rfc3339() -> str:
@@ -122,19 +136,15 @@ class KubeClient:
             headers["Content-Type"] = content_type
         self._api.update_params_for_auth(headers, [], ["BearerToken"], url, method, body)
         payload = json.dumps(body) if body is not None else None
-        response = self._api.rest_client.pool_manager.request(
-            method, url, body=payload, headers=headers, timeout=timeout, preload_content=True
-        )
+        try:
+            response = self._api.rest_client.pool_manager.request(
+                method, url, body=payload, headers=headers, timeout=timeout, preload_content=True
+            )
+        except urllib3.exceptions.HTTPError as err:
+            raise TransportError(f"cannot reach the API server at {self.configuration.host}: {err}") from err
         data = response.data or b""
         if response.status >= 400:
-            reason, message = str(response.status), data.decode("utf-8", "replace")
-            try:
-                status = json.loads(data)
-                reason = status.get("reason") or reason
-                message = status.get("message") or message
-            except ValueError:
-                pass
-            raise ApiError(response.status, reason, message)
+            raise _api_error(response.status, data)
         if raw:
             return data.decode("utf-8", "replace")
         return json.loads(data) if data else {}
@@ -177,6 +187,87 @@ class KubeClient:
             item.setdefault("apiVersion", api_version)
             item.setdefault("kind", kind)
         return items
+
+    def list_page(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        limit: int = 500,
+        continue_token: str | None = None,
+    ) -> tuple[list[dict], str, str | None]:
+        """One page of a paginated LIST: (items, the list's resourceVersion, continue token or None).
+
+        The first page is a consistent read of the latest state; the continue token
+        pins every later page to the same resourceVersion (410 Gone once compacted).
+        """
+        res = resource_for(api_version, kind)
+        answer = self.request(
+            "GET",
+            res.collection_path(namespace),
+            query={"labelSelector": label_selector, "limit": limit, "continue": continue_token},
+            counter_key=f"LIST {kind}",
+        )
+        items = answer.get("items") or []
+        for item in items:
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+        meta = answer.get("metadata") or {}
+        return items, str(meta.get("resourceVersion") or ""), meta.get("continue") or None
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+    ):
+        """Yield watch events ``{"type", "object"}`` from ``resource_version`` until the server ends the stream.
+
+        Bookmarks are asked for, so a quiet kind still moves its resourceVersion. An
+        ERROR event is raised as ApiError (410 Gone: relist); transport failures as
+        TransportError.
+        """
+        res = resource_for(api_version, kind)
+        with self._lock:
+            self.requests[f"WATCH {kind}"] += 1
+        query = {
+            "watch": "true",
+            "labelSelector": label_selector,
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout_seconds,
+        }
+        url = self.configuration.host + res.collection_path(namespace) + "?" + urlencode({k: v for k, v in query.items() if v})
+        headers = {"Accept": "application/json", "User-Agent": self._api.user_agent}
+        self._api.update_params_for_auth(headers, [], ["BearerToken"], url, "GET", None)
+        try:
+            response = self._api.rest_client.pool_manager.request(
+                "GET", url, headers=headers, preload_content=False,
+                timeout=urllib3.Timeout(connect=30.0, read=timeout_seconds + 30.0),
+            )
+        except urllib3.exceptions.HTTPError as err:
+            raise TransportError(f"cannot watch {kind} at {self.configuration.host}: {err}") from err
+        try:
+            if response.status >= 400:
+                raise _api_error(response.status, response.read())
+            buffer = b""
+            try:
+                for chunk in response.stream(64 * 1024, decode_content=True):
+                    buffer += chunk
+                    while b"\n" in buffer:
+                        line, buffer = buffer.split(b"\n", 1)
+                        if line.strip():
+                            yield _watch_event(json.loads(line), api_version, kind)
+            except urllib3.exceptions.HTTPError as err:
+                raise TransportError(f"the {kind} watch broke: {err}") from err
+        finally:
+            response.release_conn()
 
     def kind_installed(self, api_version: str, kind: str) -> bool:
         """Whether the API server serves this kind (e.g. Kubeflow Trainer's TrainJob)."""
@@ -354,6 +445,27 @@ class KubeClient:
             "count": 1,
         }
         self.request("POST", resource_for("v1", "Event").collection_path(namespace), body=event, counter_key="CREATE Event")
+
+
+def _api_error(status: int, data: bytes) -> ApiError:
+    reason, message = str(status), (data or b"").decode("utf-8", "replace")
+    try:
+        answer = json.loads(data)
+        reason = answer.get("reason") or reason
+        message = answer.get("message") or message
+    except (ValueError, AttributeError):
+        pass
+    return ApiError(status, reason, message)
+
+
+def _watch_event(event: dict, api_version: str, kind: str) -> dict:
+    """A decoded watch line; an ERROR event (a Status object) becomes an ApiError."""
+    obj = event.get("object") or {}
+    if event.get("type") == "ERROR":
+        raise ApiError(int(obj.get("code") or 500), obj.get("reason") or "Error", obj.get("message") or "watch error")
+    obj.setdefault("apiVersion", api_version)
+    obj.setdefault("kind", kind)
+    return event
 
 
 def _resource_of(obj: dict) -> Resource:

@@ -17,11 +17,10 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from urllib3.exceptions import HTTPError
 
 from nvcre import __version__
 from nvcre.errors import UserError
-from nvcre.kube.client import ApiError, KubeClient, load_configuration
+from nvcre.kube.client import ApiError, KubeClient, TransportError, load_configuration
 from nvcre.kube.resources import check_name, check_namespace
 from nvcre.report import build_report
 from nvcre.report.collect import collect
@@ -76,7 +75,7 @@ class Tools:
             raise ToolError(err.message) from None
         except ApiError as err:
             raise ToolError(f"the API server refused the read: {err.status} {err.reason}: {err.message}") from None
-        except HTTPError as err:
+        except TransportError as err:
             raise ToolError(f"cannot reach the API server: {err}") from None
 
     def get_certification_status(self, name: str, namespace: str = "default") -> dict:

@@ -24,6 +24,7 @@ from nvcre.report.sources import (
     env_names,
     orchestration_status,
 )
+from nvcre.objpath import dig
 
 
 @dataclass
@@ -157,7 +158,7 @@ def count_target_nodes(status: dict, workflows: list[dict], categories: list[Cat
 
 def node_domain_map(nodes: list[dict]) -> dict[str, str]:
     """node -> its rack, by the one label that tells this fleet's racks apart."""
-    labels = {(n.get("metadata") or {}).get("name", ""): (n.get("metadata") or {}).get("labels") or {} for n in nodes}
+    labels = {(dig(n.get("metadata"), "name") or ""): dig(n.get("metadata"), "labels") or {} for n in nodes}
     key = rack_label(labels, labels)
     return {name: lab[key] for name, lab in labels.items() if key and lab.get(key)}
 

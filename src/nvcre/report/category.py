@@ -33,6 +33,7 @@ from nvcre.report.sources import (
     orchestration_status,
     groups_status,
 )
+from nvcre.objpath import dig
 
 
 @dataclass
@@ -48,23 +49,23 @@ class CategoryPlan:
 
 def certification_plans(root: dict, workflows: list[dict]) -> list[CategoryPlan]:
     spec = root.get("spec") or {}
-    statuses = (root.get("status") or {}).get("categoryStatuses") or []
-    by_name = {(w.get("metadata") or {}).get("name"): w for w in workflows}
+    statuses = dig(root.get("status"), "categoryStatuses") or []
+    by_name = {dig(w.get("metadata"), "name"): w for w in workflows}
     plans = []
     for index, cat in enumerate(spec.get("categories") or []):
         canon = canonical_category(cat)
         domain, variant = canon.get("domain", ""), canon.get("variant", "")
         cstatus = category_status_for(statuses, index, domain, variant)
-        ref = (cstatus or {}).get("workflowRef") or {}
+        ref = dig(cstatus, "workflowRef") or {}
         wf = by_name.get(ref.get("name")) or workflow_by_labels(workflows, domain, variant)
         plans.append(
             CategoryPlan(
                 domain=domain,
                 variant=variant,
-                status=(cstatus or {}).get("status"),
+                status=dig(cstatus, "status"),
                 options=cat.get("options") or {},
                 workflow=wf,
-                parent_failed_nodes=(cstatus or {}).get("failedNodes") or [],
+                parent_failed_nodes=dig(cstatus, "failedNodes") or [],
                 recorded=cstatus or {},
             )
         )
@@ -80,7 +81,7 @@ def category_status_for(statuses: list[dict], index: int, domain: str, variant: 
 
 def workflow_by_labels(workflows: list[dict], domain: str, variant: str) -> dict | None:
     for wf in workflows:
-        labels = (wf.get("metadata") or {}).get("labels") or {}
+        labels = dig(wf.get("metadata"), "labels") or {}
         if labels.get(LABEL_CATEGORY) in (f"{domain}.{variant}", f"{domain}-{variant}", f"{domain}/{variant}"):
             return wf
         if labels.get("nvcre.nvidia.com/domain") == domain and labels.get("nvcre.nvidia.com/variant") == variant:
@@ -91,15 +92,15 @@ def workflow_by_labels(workflows: list[dict], domain: str, variant: str) -> dict
 def workloadrun_plan(root: dict, workflows: list[dict]) -> CategoryPlan:
     spec = root.get("spec") or {}
     status = root.get("status") or {}
-    ref = (status.get("workflowRef") or {}).get("name")
-    wf = next((w for w in workflows if (w.get("metadata") or {}).get("name") == ref), workflows[0] if workflows else None)
+    ref = dig(status.get("workflowRef"), "name")
+    wf = next((w for w in workflows if dig(w.get("metadata"), "name") == ref), workflows[0] if workflows else None)
     orch = spec.get("orchestration") or {}
     options = {"testScale": orch.get("testScale"), "thresholds": spec.get("thresholds") or {}, "env": spec.get("env")}
     if spec.get("enableMNNVL") is not None:
         options["enableMNNVL"] = spec["enableMNNVL"]
     return CategoryPlan(
         domain="workloadrun",
-        variant=(root.get("metadata") or {}).get("name", ""),
+        variant=(dig(root.get("metadata"), "name") or ""),
         status=phase_of(status.get("conditions") or []),
         options=options,
         workflow=wf,
@@ -120,13 +121,13 @@ def jobs_of(wf: dict | None, jobs: list[dict]) -> list[dict]:
         return []
     wmeta = wf.get("metadata") or {}
     name, uid = wmeta.get("name"), wmeta.get("uid")
-    refs = {((g.get("jobRef") or {}).get("name")) for g in groups_status(wf)} - {None}
+    refs = {(dig(g.get("jobRef"), "name")) for g in groups_status(wf)} - {None}
     out = []
     for job in jobs:
         jmeta = job.get("metadata") or {}
         owners = jmeta.get("ownerReferences") or []
         if (
-            (jmeta.get("labels") or {}).get(LABEL_WORKFLOW) == name
+            dig(jmeta.get("labels"), LABEL_WORKFLOW) == name
             or any(o.get("kind") == "Workflow" and (o.get("name") == name or (uid and o.get("uid") == uid)) for o in owners)
             or jmeta.get("name") in refs
         ):
@@ -145,11 +146,11 @@ def category_report(
     namespace: str,
 ) -> CategoryReport:
     wf = plan.workflow
-    wstatus = (wf or {}).get("status") or {}
+    wstatus = dig(wf, "status") or {}
     wconds = wstatus.get("conditions") or []
     orch = orchestration_status(wf)
     jobs = jobs_of(wf, all_jobs)
-    jobs_by_name = {(j.get("metadata") or {}).get("name"): j for j in jobs}
+    jobs_by_name = {dig(j.get("metadata"), "name"): j for j in jobs}
     key = f"{plan.domain}/{plan.variant}"
 
     status = category_phase(plan.status, wconds)
@@ -164,14 +165,14 @@ def category_report(
         status_detail = job_blocked_detail(jobs)
 
     thresholds = dict(option(plan, spec, "thresholds") or {})
-    wf_thresholds = (((wf or {}).get("spec") or {}).get("validation") or {}).get("performance") or {}
-    for k, v in ((wf_thresholds.get("thresholds") or {}).get("thresholds") or {}).items():
+    wf_thresholds = dig(wf, "spec", "validation", "performance") or {}
+    for k, v in (dig(wf_thresholds.get("thresholds"), "thresholds") or {}).items():
         thresholds.setdefault(k, v)
     bus_min = threshold_minimum(thresholds.get("busBandwidthGBps"))
 
-    placement = (((wf or {}).get("spec") or {}).get("orchestration") or {}).get("placement") or orch.get("placement")
+    placement = dig(wf, "spec", "orchestration", "placement") or orch.get("placement")
     test_scale = (
-        ((wf or {}).get("metadata") or {}).get("annotations", {}).get(ANNOTATION_TEST_SCALE)
+        dig(wf, "metadata", "annotations", ANNOTATION_TEST_SCALE)
         or plan.recorded.get("testScale")
         or option(plan, spec, "testScale")
         or orch.get("testScale")
@@ -190,7 +191,7 @@ def category_report(
         + [
             failed_node(n, key, group_of_job(j, groups))
             for j in jobs
-            for n in (j.get("status") or {}).get("failedNodes") or []
+            for n in dig(j.get("status"), "failedNodes") or []
             # a Job blames its whole group; an isolation that convicted some of them cleared the rest
             if not (n.get("reason") == "ThresholdViolation" and n.get("name") in cleared)
         ]
@@ -200,7 +201,7 @@ def category_report(
         if not n.message:
             n.message = next((fg.reason for fg in failed_groups if n.name in fg.nodes), "")
 
-    iterations = (((wf or {}).get("spec") or {}).get("orchestration") or {}).get("iterations")
+    iterations = dig(wf, "spec", "orchestration", "iterations")
     runtime_s = runtime_of(wf, groups, jobs, now if status == "Running" else None, plan.recorded)
     total_nodes = orch.get("totalNodes")
     exercised = len(orch.get("exercisedNodes") or []) or len({n for g in groups for n in g.nodes}) or None
@@ -236,7 +237,7 @@ def category_report(
         env=env_names(
             list(spec.get("env") or [])
             + list(plan.options.get("env") or [])
-            + workload_env(((wf or {}).get("spec") or {}).get("jobTemplate"))
+            + workload_env(dig(wf, "spec", "jobTemplate"))
         ),
     )
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
@@ -310,7 +311,7 @@ def category_phase(parent: str | None, wconds: list[dict]) -> str:
 
 def job_blocked_detail(jobs: list[dict]) -> str | None:
     for job in jobs:
-        c = true_condition((job.get("status") or {}).get("conditions") or [], "InProgress")
+        c = true_condition(dig(job.get("status"), "conditions") or [], "InProgress")
         if c and c.get("reason") == "WorkloadSchedulingBlocked":
             return c.get("message") or None
     return None
@@ -363,14 +364,14 @@ def training_results(groups: list[GroupResult], jobs_by_name: dict, gms: list[di
 
 
 def goodput_status(job: dict | None, job_name: str | None, gms: list[dict]) -> dict | None:
-    jstatus = (job or {}).get("status") or {}
+    jstatus = dig(job, "status") or {}
     if isinstance(jstatus.get("goodput"), dict):
         return jstatus["goodput"]
     m = jstatus.get("measurements") or {}
     if any(m.get(k) is not None for k in ("goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")):
         return {"result": m.get("goodputRatio"), "avgTFLOPSPerGPU": m.get("avgTFLOPsPerGPU"), "avgStepTimeSec": m.get("avgStepTimeSec")}
     for gm in gms:
-        if job_name and ((gm.get("spec") or {}).get("jobRef") or {}).get("name") == job_name:
+        if job_name and dig(gm.get("spec"), "jobRef", "name") == job_name:
             return gm.get("status") or None
     return None
 

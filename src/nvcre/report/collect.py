@@ -13,6 +13,7 @@ from nvcre import API_GROUP_VERSION
 from nvcre.errors import UserError
 from nvcre.kube.client import ApiError
 from nvcre.report.build import RunObjects
+from nvcre.objpath import dig
 
 LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
 LABEL_WORKLOAD_RUN = "nvcre.nvidia.com/workload-run"
@@ -83,9 +84,9 @@ def collect(reader: Reader, kind: str, name: str, namespace: str, *, with_nodes:
         # a Workflow made by hand or by an older controller: find it by owner or reference
         uid = root["metadata"].get("uid")
         refs = {
-            (s.get("workflowRef") or {}).get("name")
-            for s in (root.get("status") or {}).get("categoryStatuses") or []
-        } | {((root.get("status") or {}).get("workflowRef") or {}).get("name")}
+            dig(s.get("workflowRef"), "name")
+            for s in dig(root.get("status"), "categoryStatuses") or []
+        } | {dig(root.get("status"), "workflowRef", "name")}
         workflows = [
             w
             for w in list_if_allowed(reader, API_GROUP_VERSION, "Workflow", namespace)

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from nvcre.report.model import CategoryReport, FailedGroup, FailedNode, FailureLog, GroupResult
 from nvcre.report.sources import BANDWIDTH_DOMAINS, plain, true_condition
+from nvcre.objpath import dig
 
 
 def failed_node(raw: Any, category: str, group: str | None) -> FailedNode:
@@ -38,7 +39,7 @@ def distinct_failed(nodes: Iterable[FailedNode]) -> list[FailedNode]:
 
 
 def group_of_job(job: dict, groups: list[GroupResult]) -> str | None:
-    name = (job.get("metadata") or {}).get("name")
+    name = dig(job.get("metadata"), "name")
     return next((g.name for g in groups if g.job_name == name), None)
 
 
@@ -54,7 +55,7 @@ def collect_failed_groups(
         rec = recorded.get(g.name) or {}
         reason = rec.get("message") or job_failure_reason(job) or rec.get("reason") or fallback_reason(g, failed_nodes)
         # the Job keeps the whole excerpt; the Workflow's copy is cut to 512 characters
-        log = ((job or {}).get("status") or {}).get("failureLog") or rec.get("failureLog")
+        log = dig(job, "status", "failureLog") or rec.get("failureLog")
         out.append(
             FailedGroup(
                 name=g.name,
@@ -82,7 +83,7 @@ def collect_failed_groups(
 
 
 def job_failure_reason(job: dict | None) -> str | None:
-    conds = ((job or {}).get("status") or {}).get("conditions") or []
+    conds = dig(job, "status", "conditions") or []
     for ctype in ("Failed", "HardwareFailed", "ValidationFailed"):
         c = true_condition(conds, ctype)
         if c and (c.get("message") or c.get("reason")):

@@ -14,18 +14,19 @@ from nvcre.report.sources import (
     first_key,
     transport_list,
 )
+from nvcre.objpath import dig
 
 
 def group_result(
     g: dict, jobs_by_name: dict, jobs: list[dict], bms: list[dict], node_domains: dict, bus_min: float | None
 ) -> GroupResult:
-    job_name = (g.get("jobRef") or {}).get("name")
+    job_name = dig(g.get("jobRef"), "name")
     job = jobs_by_name.get(job_name) if job_name else None
     if job is None:
-        job = next((j for j in jobs if ((j.get("metadata") or {}).get("labels") or {}).get(LABEL_GROUP) == g.get("name")), None)
-        job_name = (job or {}).get("metadata", {}).get("name", job_name)
+        job = next((j for j in jobs if dig(j.get("metadata"), "labels", LABEL_GROUP) == g.get("name")), None)
+        job_name = (dig(job, "metadata", "name") or job_name)
     # Unpinned groups name no nodes up front; the Job records where its pods ran
-    nodes = list(g.get("nodes") or []) or list(((job or {}).get("status") or {}).get("nodesRan") or [])
+    nodes = list(g.get("nodes") or []) or list(dig(job, "status", "nodesRan") or [])
     domains = g.get("domains") or []
     group = GroupResult(
         name=g.get("name", ""),
@@ -46,9 +47,9 @@ def group_jobs_without_status(
         return
     for job in jobs:
         meta = job.get("metadata") or {}
-        nodes = [n for n in ((meta.get("annotations") or {}).get(ANNOTATION_GROUP_NODES) or "").split(",") if n]
+        nodes = list(dig(job.get("spec"), "nodes") or []) or [n for n in (dig(meta.get("annotations"), ANNOTATION_GROUP_NODES) or "").split(",") if n]
         group = GroupResult(
-            name=(meta.get("labels") or {}).get(LABEL_GROUP) or meta.get("name", ""),
+            name=dig(meta.get("labels"), LABEL_GROUP) or meta.get("name", ""),
             nodes=nodes,
             domain=common_domain(nodes, node_domains),
             phase=job_phase(job) or "Pending",
@@ -132,9 +133,9 @@ def bandwidth_source(job: dict | None, bms: list[dict]) -> tuple[list[dict], lis
             return list(bw.get("results") or []), transport_list(bw.get("transport")), bool(bw.get("provisional"))
         if isinstance(bw, list) and bw:
             return list(bw), transport_list(jstatus.get("transport")), False
-    job_name = ((job or {}).get("metadata") or {}).get("name")
+    job_name = dig(job, "metadata", "name")
     for bm in bms:
-        ref = ((bm.get("spec") or {}).get("jobRef") or {}).get("name")
+        ref = dig(bm.get("spec"), "jobRef", "name")
         if job_name and ref == job_name:
             st = bm.get("status") or {}
             complete = true_condition(st.get("conditions") or [], "Complete")

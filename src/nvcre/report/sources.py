@@ -5,11 +5,12 @@ labels the controller stamps on what it creates.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
+from nvcre.api.conditions import phase_of  # noqa: F401 (the one phase reading)
 from nvcre.report.model import Condition
-
+from nvcre.timefmt import parse_datetime as parse_time  # noqa: F401 (the one RFC 3339 parser)
+from nvcre.objpath import dig
 
 LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
 LABEL_GROUP = "nvcre.nvidia.com/group"
@@ -48,16 +49,6 @@ def to_condition(c: dict) -> Condition:
     )
 
 
-def parse_time(value: Any) -> datetime | None:
-    if not value:
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def env_names(env: Any) -> list[str]:
@@ -89,15 +80,10 @@ def workload_env(template: Any) -> list[dict]:
     return found
 
 
-def phase_of(conditions: list[dict]) -> str | None:
-    for ctype in ("Failed", "Succeeded", "InProgress"):
-        if true_condition(conditions, ctype):
-            return ctype
-    return None
 
 
 def orchestration_status(wf: dict | None) -> dict:
-    return ((wf or {}).get("status") or {}).get("orchestration") or {}
+    return dig(wf, "status", "orchestration") or {}
 
 
 def groups_status(wf: dict | None) -> list[dict]:
@@ -107,7 +93,7 @@ def groups_status(wf: dict | None) -> list[dict]:
 def job_phase(job: dict | None) -> str | None:
     if not job:
         return None
-    conds = (job.get("status") or {}).get("conditions") or []
+    conds = dig(job.get("status"), "conditions") or []
     if true_condition(conds, "Failed"):
         return "Failed"
     if true_condition(conds, "Succeeded"):

@@ -206,7 +206,7 @@ def node_object(fact: NodeFacts, spec: FleetSpec, platform: PlatformSpec) -> dic
         "cpu": "192" if arch.gpus_per_node == 8 else "144",
         "memory": "2097152Mi" if arch.gpus_per_node == 8 else "884736Mi",
         "ephemeral-storage": "30Ti",
-        "hugepages-2Mi": "0",
+        "hugepages-2Mi": platform.hugepages_2mi(arch),
         "pods": "110",
     }
     capacity = dict(resources)

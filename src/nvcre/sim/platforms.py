@@ -30,6 +30,7 @@ class PlatformSpec:
     rdma: Callable[[ArchSpec], dict[str, str]]  # arch -> extended resources for the NICs
     instance_type: Callable[[ArchSpec], str]
     rack_labels: Callable[[str, str], dict[str, str]]  # (rack name, fleet) -> labels
+    hugepages_2mi: Callable[[ArchSpec], str] = lambda arch: "0"  # preallocated 2 MiB pages (EFA needs them)
 
 
 def _hex_id(*parts: object, length: int = 17) -> str:
@@ -53,6 +54,11 @@ def _aws_rdma(arch: ArchSpec) -> dict[str, str]:
     if arch.nic_count == 0:
         return {}
     return {"vpc.amazonaws.com/efa": "32" if arch.key in ("h100", "h200", "b200") else "4"}
+
+
+def _aws_hugepages(arch: ArchSpec) -> str:
+    """EKS GPU AMIs preallocate 2 MiB hugepages for EFA (5128 pages = 10256Mi); nodes without EFA have none."""
+    return "10256Mi" if _aws_rdma(arch) else "0"
 
 
 def _aws_instance(arch: ArchSpec) -> str:
@@ -117,7 +123,11 @@ def _gcp_racks(rack: str, fleet: str) -> dict[str, str]:
 
 
 def _mlnx(arch: ArchSpec) -> dict[str, str]:
-    return {"nvidia.com/mlnxnics": str(arch.nic_count)} if arch.nic_count else {}
+    """The Mellanox device plugin counts RDMA functions, not NICs: a GB200/GB300 tray's
+    ConnectX ports and BlueField functions make 8, which the catalog asks of those nodes."""
+    if not arch.nic_count:
+        return {}
+    return {"nvidia.com/mlnxnics": str(max(arch.nic_count, 8) if arch.key.startswith("gb") else arch.nic_count)}
 
 
 def _rdma_ib(arch: ArchSpec) -> dict[str, str]:
@@ -125,7 +135,8 @@ def _rdma_ib(arch: ArchSpec) -> dict[str, str]:
 
 
 def _nscale_rdma(arch: ArchSpec) -> dict[str, str]:
-    return {"nscale.com/rdmashare": str(arch.nic_count)} if arch.nic_count else {}
+    # a shared-device plugin: the legacy catalog fragment asks 8 shares whatever the NIC count
+    return {"nscale.com/rdmashare": str(max(8, arch.nic_count))} if arch.nic_count else {}
 
 
 def _generic_racks(rack: str, _fleet: str) -> dict[str, str]:
@@ -167,7 +178,7 @@ PLATFORMS: dict[str, PlatformSpec] = {
         PlatformSpec(
             "aws", "us-east-1", "us-east-1a",
             lambda name, i, fleet: f"aws:///us-east-1a/i-0{_hex_id(fleet, name, length=16)}",
-            _no_labels, _aws_rdma, _aws_instance, _aws_racks,
+            _no_labels, _aws_rdma, _aws_instance, _aws_racks, _aws_hugepages,
         ),
         PlatformSpec(
             "gcp", "us-central1", "us-central1-b",

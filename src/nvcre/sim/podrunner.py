@@ -14,14 +14,12 @@ import asyncio
 import hashlib
 import logging
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nvcre.sim.emulators import dispatch, nccl_tests
 from nvcre.sim.emulators.base import Line, Outcome
 from nvcre.sim.emulators.shell import segments
-
-if TYPE_CHECKING:
-    from nvcre.sim.kubelet import Kubelet
+from nvcre.sim.host import PodHost
 
 log = logging.getLogger("nvcre.sim.pod")
 
@@ -95,7 +93,7 @@ def _rendezvous(env: dict[str, str], segs) -> str | None:
 class PodRunner:
     """Runs one pod bound to a fleet node."""
 
-    def __init__(self, kubelet: Kubelet, pod: dict[str, Any], serial: int):
+    def __init__(self, kubelet: PodHost, pod: dict[str, Any], serial: int):
         self.k = kubelet
         self.pod = pod
         meta, spec = pod["metadata"], pod["spec"]

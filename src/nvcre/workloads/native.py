@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre.catalog.resolve import mpirun_argv
+from nvcre.catalog.mpirun import mpirun_argv
 from nvcre.workloads import mpi
 from nvcre.workloads.common import (
     LAUNCHER_RESOURCES,

@@ -9,7 +9,9 @@ import pytest
 
 from nvcre.api.certification import CertificationSpec
 from nvcre.catalog.data import load_catalog
-from nvcre.catalog.resolve import mpirun_argv, render_workload, resolve_category, valid_categories
+from nvcre.catalog.resolve import resolve_category, valid_categories
+from nvcre.catalog.mpirun import mpirun_argv
+from nvcre.workloads.render import render_workload
 from nvcre.errors import ManifestError, UserError
 
 CATEGORIES = [

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from nvcre.catalog.model import ResolvedCategory
-from nvcre.catalog.resolve import mpirun_argv, render_workload, resolve_category
+from nvcre.catalog.mpirun import mpirun_argv
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.workloads.output import dump_yaml
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "platforms"

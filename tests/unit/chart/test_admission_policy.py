@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nvcre.catalog.data import load_catalog
-from nvcre.catalog.resolve import render_workload, resolve_category, resolve_workloadrun
+from nvcre.catalog.resolve import resolve_category, resolve_workloadrun
+from nvcre.workloads.render import render_workload
 
 PLATFORMS = ("aws", "gcp", "azure", "oci", "onprem", "forge", "mistral", "nscale", "togetherai")
 WORKFLOW_OWNER = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow", "name": "wf", "uid": "u", "controller": True}]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nvcre.controller import compose, labels as L
+from nvcre.controller import compose, group_job, labels as L
 from nvcre.controller.context import Context, Settings
 from nvcre.controller.job import desired_workload
 from nvcre.controller.measurements import read_bandwidth
@@ -39,7 +39,7 @@ def test_workflow_for_category_and_job_for_group():
     wf["metadata"]["uid"] = "wf-uid"
     wf["status"] = {"orchestration": {"detectedPlatform": "aws", "detectedGPUArchitecture": "h100"}}
     group = {"name": "group-0", "nodes": [f"gpu-node-{i:02d}" for i in range(1, 9)]}
-    job = compose.job_for_group(ctx, wf, group, "wf-group-0-iter-1", 1)
+    job = group_job.job_for_group(ctx, wf, group, "wf-group-0-iter-1", 1)
     assert job["spec"]["thresholds"] == {"busBandwidthGBps": "value >= 300"}
     assert job["spec"]["nodes"] == group["nodes"]
     assert job["metadata"]["annotations"][L.GROUP_NODES] == ",".join(group["nodes"])

@@ -10,7 +10,8 @@ import pytest
 from test_reconcilers import FakeKube  # noqa: E402  (same directory)
 
 from nvcre.catalog.data import load_catalog
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.controller import conditions as c
 from nvcre.controller import spec_guard
 from nvcre.controller.context import Context, Settings

@@ -1,8 +1,7 @@
 import pytest
 
+from nvcre.catalog.hardware import check_gpu_arch, hardware_defaults
 from nvcre.discovery.gpu import (
-    check_gpu_arch,
-    hardware_defaults,
     majority_arch,
     node_arch,
     parse_product,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nvcre.catalog.resolve import render_workload, resolve_category, resolve_workloadrun
+from nvcre.catalog.resolve import resolve_category, resolve_workloadrun
+from nvcre.workloads.render import render_workload
 from nvcre.workloads.common import LABEL_GROUP, LABEL_JOB, LABEL_ROLE, LABEL_WORKLOAD
 
 CORE_KINDS = {"Job", "Service", "ConfigMap", "Secret", "ComputeDomain", "ResourceClaimTemplate", "PersistentVolumeClaim"}

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 from nvcre.workloads.output import dump_yaml
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from nvcre.api.load import load_file
-from nvcre.catalog.resolve import render_workload, resolve_category, resolve_workloadrun
+from nvcre.catalog.resolve import resolve_category, resolve_workloadrun
+from nvcre.workloads.render import render_workload
 from nvcre.cli.main import main
 from nvcre.discovery.gpu import PRODUCT_LABEL, parse_product
 

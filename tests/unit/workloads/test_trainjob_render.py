@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from nvcre.catalog.resolve import render_workload, resolve_category
+from nvcre.catalog.resolve import resolve_category
+from nvcre.workloads.render import render_workload
 
 
 def _runtime(variant: str, **kw) -> dict:

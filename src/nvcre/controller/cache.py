@@ -1,0 +1,193 @@
+"""The controller's one watch cache: the latest body of every object it reads.
+
+Fed by the watches (Nodes, workload Pods and batch Jobs through ``nvcre.kube.watch``
+reflectors; our own kinds through kopf), read by every reconciler and by the metrics
+collector, so no reconcile pass lists anything. Indexes answer the questions the
+reconcilers ask per pass in O(answer) instead of a scan: the pods and batch Jobs of an
+nvcre Job, the Jobs of a Workflow, the unfinished Jobs on a node.
+
+Bodies are stored as delivered, minus what no reconciler reads (managedFields, a
+Node's image list: most of its size), and handed out without copying: callers treat
+them as read-only (a watch event always brings a new dict, so a stored body never
+changes under a reader). A kind counts as *synced* once its first complete list
+arrived; until then readers fall back to a live read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+from nvcre.controller import labels as L
+from nvcre.objpath import dig
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+def kind_key(obj: dict) -> str:
+    """The cache's name for an object's kind: ``batch.Job`` apart from nvcre's ``Job``."""
+    api = str(obj.get("apiVersion") or "")
+    kind = str(obj.get("kind") or "")
+    return "batch.Job" if api.startswith("batch/") and kind == "Job" else kind
+
+
+def slim(obj: dict) -> dict:
+    """The body without what no reconciler reads (a shallow copy where something goes)."""
+    meta = obj.get("metadata") or {}
+    if "managedFields" in meta:
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    if obj.get("kind") == "Node" and "images" in (obj.get("status") or {}):
+        obj = {**obj, "status": {k: v for k, v in obj["status"].items() if k != "images"}}
+    return obj
+
+
+def job_nodes(job: dict) -> set[str]:
+    """The nodes an nvcre Job runs on: its pinned group, and where its pods ran."""
+    spec, st = job.get("spec") or {}, job.get("status") or {}
+    return set(spec.get("nodes") or L.group_nodes(job)) | set(st.get("nodesRan") or [])
+
+
+class WatchCache:
+    """Thread-safe store of watched objects by kind key and (namespace, name), with indexes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._objects: dict[str, dict[Key, dict]] = defaultdict(dict)
+        self._synced: set[tuple[str, str | None]] = set()  # (kind, namespace or None for all)
+        self._pieces: dict[Key, set[tuple[str, str]]] = defaultdict(set)  # (ns, nvcre Job) -> {(kind key, name)}
+        self._of_workflow: dict[Key, set[str]] = defaultdict(set)  # (ns, Workflow) -> nvcre Job names
+        self._on_node: dict[str, set[Key]] = defaultdict(set)  # node -> nvcre Jobs
+        self._unpinned: set[Key] = set()  # nvcre Jobs without a node list (Unpinned placement)
+
+    # ------------------------------------------------------------ writes
+    def put(self, obj: dict) -> None:
+        obj = slim(obj)
+        kind = kind_key(obj)
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace") or "", meta.get("name") or "")
+        with self._lock:
+            old = self._objects[kind].get(key)
+            if old is not None:
+                old_rv, new_rv = _rv(old), _rv(obj)
+                if old_rv and new_rv and new_rv < old_rv:
+                    return  # an older copy (a status write's answer arriving after the watch's newer event)
+                self._unindex(kind, key, old)
+            self._objects[kind][key] = obj
+            self._index(kind, key, obj)
+
+    def drop(self, kind: str, namespace: str, name: str) -> None:
+        key = (namespace or "", name)
+        with self._lock:
+            old = self._objects[kind].pop(key, None)
+            if old is not None:
+                self._unindex(kind, key, old)
+
+    def replace(self, kind: str, objects: list[dict], namespace: str | None = None) -> list[dict]:
+        """A complete list of a kind, cluster-wide or of one namespace (first sync or relist);
+        returns the bodies that disappeared."""
+        fresh = {}
+        for obj in objects:
+            obj = slim(obj)
+            meta = obj.get("metadata") or {}
+            fresh[(meta.get("namespace") or "", meta.get("name") or "")] = obj
+        with self._lock:
+            store = self._objects[kind]
+            scope = [k for k in store if namespace is None or k[0] == namespace]
+            gone = [store[k] for k in scope if k not in fresh]
+            for key in scope:
+                self._unindex(kind, key, store.pop(key))
+            store.update(fresh)
+            for key, obj in fresh.items():
+                self._index(kind, key, obj)
+            self._synced.add((kind, namespace))
+        return gone
+
+    def apply(self, kind: str, event_type: str, obj: dict) -> None:
+        if event_type == "DELETED":
+            meta = obj.get("metadata") or {}
+            self.drop(kind, meta.get("namespace") or "", meta.get("name") or "")
+        else:
+            self.put(obj)
+
+    # ------------------------------------------------------------ reads
+    def synced(self, kind: str, namespace: str | None = None) -> bool:
+        """Whether a complete list of the kind (cluster-wide, or of ``namespace``) has arrived."""
+        with self._lock:
+            return (kind, None) in self._synced or (namespace is not None and (kind, namespace) in self._synced)
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        with self._lock:
+            return self._objects[kind].get((namespace or "", name))
+
+    def of_kind(self, kind: str) -> list[dict]:
+        with self._lock:
+            return list(self._objects[kind].values())
+
+    def count(self, kind: str) -> int:
+        with self._lock:
+            return len(self._objects[kind])
+
+    def nodes(self, names: list[str] | set[str]) -> list[dict]:
+        """The named Nodes that are cached, in the order asked."""
+        with self._lock:
+            store = self._objects["Node"]
+            return [n for n in (store.get(("", name)) for name in names) if n is not None]
+
+    def pieces_of(self, namespace: str, job: str, kind: str) -> list[dict]:
+        """The pods (``Pod``) or batch Jobs (``batch.Job``) labelled with an nvcre Job."""
+        with self._lock:
+            store = self._objects[kind]
+            found = (store.get((namespace, name)) for k, name in self._pieces.get((namespace, job), ()) if k == kind)
+            return sorted((o for o in found if o is not None), key=lambda o: o["metadata"]["name"])
+
+    def jobs_of(self, namespace: str, workflow: str) -> dict[str, dict]:
+        """The nvcre Jobs labelled with a Workflow, by name."""
+        with self._lock:
+            store = self._objects["Job"]
+            names = self._of_workflow.get((namespace, workflow), ())
+            return {n: store[(namespace, n)] for n in names if (namespace, n) in store}
+
+    def jobs_on(self, node: str) -> list[Key]:
+        """The nvcre Jobs pinned to or run on a node, plus every Unpinned one."""
+        with self._lock:
+            return sorted(self._on_node.get(node, set()) | self._unpinned)
+
+    # ------------------------------------------------------------ indexes
+    def _index(self, kind: str, key: Key, obj: dict) -> None:
+        labels = dig(obj, "metadata", "labels") or {}
+        if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
+            self._pieces[(key[0], labels[L.JOB])].add((kind, key[1]))
+        elif kind == "Job":
+            if labels.get(L.WORKFLOW):
+                self._of_workflow[(key[0], labels[L.WORKFLOW])].add(key[1])
+            nodes = job_nodes(obj)
+            for node in nodes:
+                self._on_node[node].add(key)
+            if not dig(obj, "spec", "nodes") and not L.group_nodes(obj):
+                self._unpinned.add(key)
+
+    def _unindex(self, kind: str, key: Key, obj: dict) -> None:
+        labels = dig(obj, "metadata", "labels") or {}
+        if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
+            _discard(self._pieces, (key[0], labels[L.JOB]), (kind, key[1]))
+        elif kind == "Job":
+            if labels.get(L.WORKFLOW):
+                _discard(self._of_workflow, (key[0], labels[L.WORKFLOW]), key[1])
+            for node in job_nodes(obj):
+                _discard(self._on_node, node, key)
+            self._unpinned.discard(key)
+
+
+def _discard(index: dict, key, value) -> None:
+    members = index.get(key)
+    if members is not None:
+        members.discard(value)
+        if not members:
+            del index[key]
+
+
+def _rv(obj: dict) -> int:
+    try:
+        return int(dig(obj, "metadata", "resourceVersion") or 0)
+    except ValueError:
+        return 0

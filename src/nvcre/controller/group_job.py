@@ -1,0 +1,105 @@
+"""The nvcre Job one group runs as: the Workflow's template, its thresholds, and the
+workload rendered for the group's nodes. Nothing is written here."""
+
+from __future__ import annotations
+
+import json
+
+from nvcre.controller import labels as L
+from nvcre.controller import naming
+from nvcre.controller.compose import INCLUDE_CORDONED, PlanError, adapter_of, resolve_for_workflow
+from nvcre.controller.conditions import WorkflowReason
+from nvcre.controller.context import Context
+from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
+
+GROUP_NODES_ANNOTATION_LIMIT = 64  # the group-nodes annotation repeats spec.nodes: small groups only
+DEFAULT_HEALTH = {"cel": {"expression": "node.spec.unschedulable == true"}}
+
+
+def resolved_for(ctx: Context, wf: dict):
+    """The Workflow's resolved category, memoised per Workflow (dropped when it ends: Context.forget)."""
+    meta, st = wf["metadata"], wf.get("status") or {}
+    orch = st.get("orchestration") or {}
+    platform = orch.get("detectedPlatform") or "onprem"
+    arch = orch.get("detectedGPUArchitecture") or "unknown"
+    key = (meta.get("uid", ""), meta["name"], platform, arch)
+    resolved = ctx.memos.resolved.get(key)
+    if resolved is None:
+        try:
+            resolved = resolve_for_workflow(ctx, wf, platform, arch)
+        except PlanError:
+            raise
+        except Exception as err:
+            category = dig(wf, "spec", "category")
+            raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot resolve {category}: {getattr(err, 'message', err)}") from err
+        ctx.memos.resolved.put(key, resolved)
+    return resolved
+
+
+def _render(wf: dict, resolved, group: dict, job_name: str) -> list[dict]:
+    from nvcre.workloads.render import render_workload
+
+    orch_spec = dig(wf, "spec", "orchestration") or {}
+    try:
+        return render_workload(
+            resolved,
+            name=naming.workload_name(job_name),
+            namespace=wf["metadata"]["namespace"],
+            nodes=list(group.get("nodes") or []),  # empty for Unpinned: the scheduler places the pods
+            adapter=adapter_of(wf),
+            target=orch_spec.get("target"),
+            job=job_name,
+            group=group["name"],
+        )
+    except Exception as err:
+        raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot render the workload for {group['name']}: {getattr(err, 'message', err)}") from err
+
+
+def _job_spec(wf: dict, resolved, group: dict, objects: list[dict]) -> dict:
+    spec = wf.get("spec") or {}
+    orch_spec = spec.get("orchestration") or {}
+    job_spec = json.loads(json.dumps(dig(spec, "jobTemplate", "spec") or {}))
+    job_spec["workload"] = {"native": {"adapter": adapter_of(wf), "category": spec.get("category"), "objects": objects}}
+    ckpt = resolved.workload.checkpoint
+    if ckpt:  # the adapter made the volume; the Job restarts from it
+        pvc = next((o["metadata"]["name"] for o in objects if o.get("kind") == "PersistentVolumeClaim"), None)
+        if pvc:
+            job_spec["checkpoint"] = {"pvcName": pvc, "maxRestarts": int(ckpt.get("maxRestarts") or 0)}
+    performance = dig(spec, "validation", "performance") or {}
+    thresholds = (dig(performance, "thresholds", "thresholds")) or {}
+    if performance.get("enabled", bool(thresholds)) and thresholds:
+        job_spec["thresholds"] = dict(thresholds)
+        if performance.get("measurementTimeout"):
+            job_spec["measurementTimeout"] = performance["measurementTimeout"]
+    timeout = dig(orch_spec, "execution", "timeoutPerJob")
+    if timeout:
+        job_spec["timeoutPerJob"] = timeout
+    if group.get("nodes"):
+        job_spec["nodes"] = list(group["nodes"])
+    job_spec.setdefault("nodeHealthMonitor", DEFAULT_HEALTH)
+    return job_spec
+
+
+def _job_metadata(wf: dict, group: dict, job_name: str, iteration: int) -> dict:
+    meta = wf["metadata"]
+    tmeta = dig(wf, "spec", "jobTemplate", "metadata") or {}
+    annotations = dict(tmeta.get("annotations") or {})
+    if len(group.get("nodes") or []) <= GROUP_NODES_ANNOTATION_LIMIT:  # larger groups: spec.nodes alone
+        annotations[L.GROUP_NODES] = ",".join(group.get("nodes") or [])
+    if dig(meta.get("annotations"), INCLUDE_CORDONED):
+        annotations[INCLUDE_CORDONED] = "true"
+    labels = {**(tmeta.get("labels") or {}),
+              **L.managed_labels(workflow=meta["name"], group=group["name"], iteration=str(iteration))}
+    if dig(meta.get("labels"), L.CERTIFICATION):
+        labels[L.CERTIFICATION] = meta["labels"][L.CERTIFICATION]
+    return {"name": job_name, "namespace": meta["namespace"], "labels": labels, "annotations": annotations,
+            "ownerReferences": [L.owner_reference(wf)]}
+
+
+def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration: int) -> dict:
+    """The nvcre Job for one group: the template, the thresholds, and the workload rendered for the group."""
+    resolved = resolved_for(ctx, wf)
+    objects = _render(wf, resolved, group, job_name)
+    return {"apiVersion": NVCRE_API_VERSION, "kind": "Job", "metadata": _job_metadata(wf, group, job_name, iteration),
+            "spec": _job_spec(wf, resolved, group, objects)}

@@ -1,0 +1,53 @@
+"""Rendering a resolved category into Kubernetes objects, through an adapter registry.
+
+An adapter is a function ``RenderContext -> list[dict]`` (plain objects in create
+order): ``native`` (batch/v1 Jobs, nothing else needed on the cluster) and
+``trainjob`` (Kubeflow Trainer v2). The catalog resolves *what* runs; this module and
+the adapters decide *how* it looks on a cluster, so ``nvcre.catalog`` never imports
+``nvcre.workloads``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Mapping, Sequence
+
+from nvcre.catalog.model import ResolvedCategory
+from nvcre.errors import UserError
+from nvcre.workloads import native, trainjob
+from nvcre.workloads.common import RenderContext
+
+Adapter = Callable[[RenderContext], list[dict[str, Any]]]
+ADAPTERS: dict[str, Adapter] = {"native": native.render, "trainjob": trainjob.render}
+
+
+def render_workload(
+    resolved: ResolvedCategory,
+    *,
+    name: str,
+    namespace: str,
+    nodes: Sequence[str],
+    adapter: str = "native",
+    owner: Mapping[str, Any] | None = None,
+    target: Any = None,
+    job: str | None = None,
+    group: str | None = None,
+) -> list[dict[str, Any]]:
+    """The Kubernetes objects (plain dicts, create order) that run ``resolved`` on ``nodes``.
+
+    ``adapter``: ``native`` (batch/v1 Jobs, nothing else needed on the cluster) or
+    ``trainjob`` (Kubeflow Trainer v2). ``nodes`` is the group (Pinned) or, for an
+    Unpinned placement, ignored except for its length when ``nodes_per_job`` is unset.
+    ``target`` (TargetSpec or dict) adds its node terms to the affinity and its taint
+    selectors to the tolerations. ``job``/``group`` become pod labels so the controller
+    can find the pods. ``owner`` is an ownerReference dict set on every object.
+    """
+    if adapter not in ADAPTERS:
+        raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
+    if not nodes and resolved.placement != "Unpinned":
+        raise UserError("no nodes to render the workload on")
+    ctx = RenderContext.build(
+        resolved, name=name, namespace=namespace, nodes=list(nodes), owner=owner, target=target,
+        job=job, group=group, adapter=adapter,
+    )
+    return ADAPTERS[adapter](ctx)

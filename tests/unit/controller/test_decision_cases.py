@@ -1,0 +1,154 @@
+"""Table-driven decision cases: ``cases/<decision>/<case>/{input,expected}.yaml``.
+
+Each decision is a pure function of gathered state (``nvcre.controller.decide`` and the
+pure helpers next to it). ``input.yaml`` is the state, ``expected.yaml`` the part of the
+answer the case pins down: every key it names must match (maps recursively; a list
+element by element with the same length, each map element again by the keys it
+names; scalars exactly), a ``<key>~`` key checks that the text contains the value.
+Adding a case is adding two files.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nvcre.controller import clock, isolation
+from nvcre.controller import conditions as c
+from nvcre.controller import workflow_core as core
+from nvcre.controller import workload_state as ws
+from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.restart import decide_restart
+from nvcre.controller.decide.workflow_pass import Finished, WorkflowPass, apply_workflow_pass, retryable
+from nvcre.controller.job import stall_verdict
+from nvcre.measure.logprofile import default_log_profiles
+from nvcre.timefmt import parse_time
+
+CASES = Path(__file__).parent / "cases"
+
+
+def _job_end(data: dict) -> dict:
+    phase = ws.workload_phase(data["objects"], data["pods"])
+    end = decide_end(phase, data["objects"], data["pods"], now=parse_time(data["now"]), label=data.get("label", "workload"))
+    return {"workload_phase": phase.phase, "wait": end.wait, "phase": end.phase, "reason": end.reason,
+            "message": end.message, "blame_group": end.blame_group}
+
+
+def _workflow_pass(data: dict) -> dict:
+    wf = copy.deepcopy(data["workflow"])
+    p = data["pass"]
+    finished = [Finished(f["index"], core.group_outcome(f.get("job")), f.get("job")) for f in p.get("finished") or []]
+    decision = WorkflowPass(p["iteration"], len(wf["status"]["orchestration"]["groups"]), finished,
+                            [tuple(x) for x in p.get("launched") or []], p.get("blocked") or [],
+                            p.get("diagnose_round", False), p.get("now_text", "2026-11-30T00:00:00Z"))
+    changed = apply_workflow_pass(wf, decision)
+    conds = wf["status"].get("conditions")
+    phase = c.phase_of(conds)
+    verdict = {"phase": phase, "reason": c.reason_of(conds, phase), "message": c.message_of(conds, phase)} if phase else {}
+    return {"changed": changed, "status": wf["status"], "verdict": verdict}
+
+
+def _clock(data: dict) -> dict:
+    d = clock.advance(data["status"], now=parse_time(data["now"]), running=data.get("running", False),
+                      unschedulable=data.get("unschedulable"), grace_seconds=data["grace_seconds"],
+                      timeout_seconds=data.get("timeout_seconds"))
+    return {"updates": d.updates, "blocked_message": d.blocked_message, "timed_out": d.timed_out}
+
+
+def _isolation_start(data: dict) -> dict:
+    wf = copy.deepcopy(data["workflow"])
+    groups = isolation.eligible_groups(wf)
+    if groups:
+        isolation.begin(wf["status"], wf, groups, 1)
+    return {"eligible": [g["name"] for g in groups], "status": wf["status"]}
+
+
+def _isolation_end(data: dict) -> dict:
+    st = copy.deepcopy(data["status"])
+    summary = isolation.fold(st, data.get("child"), data.get("note", ""))
+    return {"summary": summary, "status": st}
+
+
+PROFILES = {p["metadata"]["name"]: p for p in default_log_profiles()}
+
+
+def _stall(data: dict) -> dict:
+    reason = stall_verdict(data["log"], PROFILES[data["profile"]], now=parse_time(data["now"]),
+                           multiplier=float(data["multiplier"]), started_at=parse_time(data.get("started_at")),
+                           resumed_at=parse_time(data.get("resumed_at")),
+                           startup_timeout=float(data.get("startup_timeout", 1200)))
+    return {"stalled": reason is not None, "reason": reason or ""}
+
+
+def _restart(data: dict) -> dict:
+    budget = tuple(data["budget"]) if data.get("budget") is not None else None
+    d = decide_restart(budget, data.get("sick") or [], data.get("saved_checkpoint"))
+    return {"restart": d.restart, "attempt": d.attempt, "why": d.why}
+
+
+def _retry(data: dict) -> dict:
+    outcome = core.group_outcome(data.get("job"))
+    return {"outcome": outcome.phase, "retry": retryable(outcome, data["retries"], data["budget"],
+                                                           diagnose=data.get("diagnose", False))}
+
+
+DECISIONS = {
+    "job_end": _job_end,
+    "workflow_pass": _workflow_pass,
+    "clock": _clock,
+    "isolation_start": _isolation_start,
+    "isolation_end": _isolation_end,
+    "stall": _stall,
+    "checkpoint_restart": _restart,
+    "retry": _retry,
+}
+
+
+def _cases():
+    for decision in sorted(p for p in CASES.iterdir() if p.is_dir()):
+        for case in sorted(p for p in decision.iterdir() if p.is_dir()):
+            yield pytest.param(decision.name, case, id=f"{decision.name}/{case.name}")
+
+
+def _match(actual, expected, path: str = "") -> list[str]:
+    problems = []
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{path or '.'}: expected a map, got {actual!r}"]
+        for key, want in expected.items():
+            if key.endswith("~"):
+                text = actual.get(key[:-1])
+                if not isinstance(text, str) or str(want) not in text:
+                    problems.append(f"{path}.{key[:-1]}: {text!r} does not contain {want!r}")
+                continue
+            if key not in actual and want is not None:
+                problems.append(f"{path}.{key}: missing (expected {want!r})")
+                continue
+            problems += _match(actual.get(key), want, f"{path}.{key}")
+        return problems
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{path or '.'}: {actual!r} != {expected!r}"]
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            problems += _match(a, e, f"{path}[{i}]")
+        return problems
+    if actual != expected:
+        problems.append(f"{path or '.'}: {actual!r} != {expected!r}")
+    return problems
+
+
+def test_every_decision_has_cases():
+    found = {p.name for p in CASES.iterdir() if p.is_dir()}
+    assert found == set(DECISIONS), found ^ set(DECISIONS)
+
+
+@pytest.mark.parametrize("decision,case", list(_cases()))
+def test_decision_case(decision: str, case: Path):
+    data = yaml.safe_load((case / "input.yaml").read_text())
+    expected = yaml.safe_load((case / "expected.yaml").read_text())
+    actual = DECISIONS[decision](data)
+    problems = _match(actual, expected)
+    assert not problems, "\n".join(problems)

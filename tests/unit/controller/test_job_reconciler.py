@@ -1,0 +1,188 @@
+"""The Job reconciler end to end against an in-memory API, its watches synced.
+
+A four-node full-scale all-reduce: the Job creates its MPI workload, then each pass
+reads pods, batch Jobs and Nodes from the watch cache (no LIST), and the verdict of a
+launcher that failed while workers were still Pending reads as scheduling.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcre.controller import conditions as c
+from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.context import Context, Settings, format_time
+from nvcre.controller.job import reconcile_job
+from nvcre.controller.workflow import reconcile_workflow
+from nvcre.sim.fleet import FleetSpec, build_fleet
+
+from fake_kube import FakeKube
+
+API = "nvcre.nvidia.com/v1alpha1"
+NOW = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def world():
+    fleet = build_fleet(FleetSpec(nodes=4, racks=1))
+    kube = FakeKube(fleet.nodes)
+    clock = Clock()
+    ctx = Context(kube=kube, settings=Settings(), clock=clock)
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [
+                  {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "full-scale"}}]}})
+    reconcile_certification(ctx, "ns", "cert")
+    wf = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf)
+    reconcile_workflow(ctx, "ns", wf)
+    job = next(n for k, n in kube.creates if k == "Job")
+    reconcile_job(ctx, "ns", job)  # creates the workload
+    # the watches have delivered their first complete lists
+    ctx.cache.replace("Node", [o for (k, _, _), o in kube.objects.items() if k == "v1/Node"])
+    ctx.cache.replace("batch.Job", [o for (k, _, _), o in kube.objects.items() if k == "batch/v1/Job"])
+    ctx.cache.replace("Pod", [])
+    return kube, ctx, clock, job, [n["metadata"]["name"] for n in fleet.nodes]
+
+
+def _batch(kube, ctx, job: str, role: str) -> dict:
+    obj = kube.objects[("batch/v1/Job", "ns", f"{job}-workload-{role}")]
+    return obj
+
+
+def _set_batch_status(kube, ctx, job: str, role: str, status: dict) -> None:
+    obj = _batch(kube, ctx, job, role)
+    obj["status"] = status
+    ctx.cache.put(dict(obj))
+
+
+def _pod(job: str, name: str, role: str, *, node: str | None, phase: str, state: dict | None = None,
+         scheduled: dict | None = None) -> dict:
+    status: dict = {"phase": phase, "conditions": []}
+    if scheduled:
+        status["conditions"].append(scheduled)
+    if state is not None:
+        status["containerStatuses"] = [{"name": "main", "state": state}]
+    spec: dict = {"containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "8"}} if role == "worker" else {}}]}
+    if node:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "labels": {"nvcre.nvidia.com/job": job, "nvcre.nvidia.com/role": role}},
+            "spec": spec, "status": status}
+
+
+FAILED_AT = format_time(NOW)
+
+
+def _launcher_failed(kube, ctx, job: str) -> None:
+    _set_batch_status(kube, ctx, job, "launcher", {"failed": 1, "conditions": [
+        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit",
+         "lastTransitionTime": FAILED_AT}]})
+
+
+def _job(kube, name):
+    return kube.get(API, "Job", name, "ns")
+
+
+def test_a_pass_on_synced_watches_lists_nothing(world):
+    kube, ctx, clock, job, nodes = world
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Running", state={"running": {"startedAt": FAILED_AT}}))
+    for i, n in enumerate(nodes):
+        ctx.cache.put(_pod(job, f"{job}-w{i}", "worker", node=n, phase="Running", state={"running": {"startedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "worker", {"active": 4})
+    _set_batch_status(kube, ctx, job, "launcher", {"active": 1})
+    kube.lists.clear()
+    delay = reconcile_job(ctx, "ns", job)
+    assert kube.lists == []
+    st = _job(kube, job)["status"]
+    assert c.reason_of(st["conditions"], c.IN_PROGRESS) == "WorkloadRunning"
+    assert st["nodesRan"] == sorted(nodes)
+    assert 0 < delay <= ctx.settings.resync_seconds
+
+
+def test_launcher_failing_while_workers_pending_reads_as_scheduling(world):
+    kube, ctx, clock, job, nodes = world
+    unschedulable = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                     "message": "0/4 nodes are available: 4 Insufficient hugepages-2Mi."}
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Failed",
+                       state={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": FAILED_AT}}))
+    ctx.cache.put(_pod(job, f"{job}-w0", "worker", node=nodes[0], phase="Running", state={"running": {"startedAt": FAILED_AT}}))
+    for i in (1, 2, 3):
+        ctx.cache.put(_pod(job, f"{job}-w{i}", "worker", node=None, phase="Pending", scheduled=unschedulable))
+    _launcher_failed(kube, ctx, job)
+    # a worker still runs: the verdict waits for it (not before the last pod ends)...
+    assert reconcile_job(ctx, "ns", job) <= 2.0
+    assert not c.is_terminal(_job(kube, job)["status"]["conditions"])
+    # ...until it has ended
+    ctx.cache.put(_pod(job, f"{job}-w0", "worker", node=nodes[0], phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    clock.now += 1
+    reconcile_job(ctx, "ns", job)
+    st = _job(kube, job)["status"]
+    assert c.reason_of(st["conditions"], c.FAILED) == "WorkloadSchedulingBlocked", st["conditions"]
+    assert "3 of 4 workers had not started" in c.message_of(st["conditions"], c.FAILED)
+    assert not st.get("failedNodes")
+
+
+def test_launcher_failing_after_all_workers_ran_blames_the_group(world):
+    kube, ctx, clock, job, nodes = world
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Failed",
+                       state={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": FAILED_AT}}))
+    for i, n in enumerate(nodes):
+        ctx.cache.put(_pod(job, f"{job}-w{i}", "worker", node=n, phase="Succeeded",
+                           state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    _launcher_failed(kube, ctx, job)
+    reconcile_job(ctx, "ns", job)
+    st = _job(kube, job)["status"]
+    assert c.reason_of(st["conditions"], c.FAILED) == "WorkloadFailed"
+    assert sorted(n["name"] for n in st["failedNodes"]) == sorted(nodes)
+
+
+def test_a_worker_that_never_ends_holds_the_verdict_only_for_the_settle_time(world):
+    kube, ctx, clock, job, nodes = world
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Failed",
+                       state={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": FAILED_AT}}))
+    for i, n in enumerate(nodes):
+        ctx.cache.put(_pod(job, f"{job}-w{i}", "worker", node=n, phase="Running", state={"running": {"startedAt": FAILED_AT}}))
+    _launcher_failed(kube, ctx, job)
+    reconcile_job(ctx, "ns", job)
+    assert not c.is_terminal(_job(kube, job)["status"]["conditions"])
+    clock.now += 31
+    reconcile_job(ctx, "ns", job)
+    assert c.reason_of(_job(kube, job)["status"]["conditions"], c.FAILED) == "WorkloadFailed"
+
+
+def test_a_health_detector_reads_the_cached_node(world):
+    kube, ctx, clock, job, nodes = world
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Running", state={"running": {"startedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "launcher", {"active": 1})
+    node = dict(ctx.cache.get("Node", "", nodes[2]))
+    node["spec"] = {**(node.get("spec") or {}), "unschedulable": True}
+    ctx.cache.put(node)
+    kube.lists.clear()
+    reconcile_job(ctx, "ns", job)
+    assert kube.lists == []
+    st = _job(kube, job)["status"]
+    assert [n["name"] for n in st["failedNodes"]] == [nodes[2]]
+    assert c.is_true(st["conditions"], c.HARDWARE_FAILED)
+
+
+def test_a_terminal_job_forgets_its_memos(world):
+    kube, ctx, clock, job, nodes = world
+    uid = _job(kube, job)["metadata"]["uid"]
+    ctx.memos.stall_checked.put(uid, NOW)
+    ctx.placements[("ns", job)] = {"p": {}}
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "launcher", {"succeeded": 1, "conditions": [
+        {"type": "Complete", "status": "True", "lastTransitionTime": FAILED_AT}]})
+    reconcile_job(ctx, "ns", job)
+    assert c.is_terminal(_job(kube, job)["status"]["conditions"])
+    assert ctx.memos.stall_checked.get(uid) is None and ("ns", job) not in ctx.placements

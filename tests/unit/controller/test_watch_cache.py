@@ -1,0 +1,172 @@
+"""The watch cache and its reflectors: paginated lists, resourceVersion, 410 Gone, indexes."""
+
+from __future__ import annotations
+
+import threading
+
+from nvcre.controller.cache import WatchCache
+from nvcre.controller.context import Context
+from nvcre.controller.operator import Controller, reflected_kinds
+from nvcre.kube.client import ApiError, TransportError
+from nvcre.kube.watch import Reflector, WatchSpec
+
+
+def _node(name: str, rv: int, **extra) -> dict:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "resourceVersion": str(rv), "labels": {"nvidia.com/gpu.present": "true"},
+                         "managedFields": [{"x": 1}]},
+            "status": {"images": [{"names": ["big"]}], "conditions": []}, **extra}
+
+
+class ScriptedKube:
+    """list_page/watch answering from a script: pages, and a list of watch rounds."""
+
+    def __init__(self, objects: list[dict], rounds: list, *, gone_on_page: int | None = None) -> None:
+        self.objects, self.rounds = objects, list(rounds)
+        self.gone_on_page = gone_on_page
+        self.pages: list[tuple[int, str | None]] = []
+        self.watched_from: list[str] = []
+
+    def list_page(self, api_version, kind, namespace=None, *, label_selector=None, limit=500, continue_token=None):
+        start = int(continue_token or 0)
+        self.pages.append((start, continue_token))
+        if self.gone_on_page is not None and start and len(self.pages) == self.gone_on_page:
+            raise ApiError(410, "Expired", "continue token expired")
+        chunk = self.objects[start:start + limit]
+        more = start + limit < len(self.objects)
+        return [dict(o) for o in chunk], "100", (str(start + limit) if more else None)
+
+    def watch(self, api_version, kind, namespace=None, *, label_selector=None, resource_version, timeout_seconds=300):
+        self.watched_from.append(resource_version)
+        if not self.rounds:
+            self.reflector.stop.set()
+            return
+        round_ = self.rounds.pop(0)
+        if isinstance(round_, Exception):
+            raise round_
+        yield from round_
+
+
+class RecordingSink(WatchCache):
+    def __init__(self) -> None:
+        super().__init__()
+        self.replaced = 0
+        self.events: list[tuple[str, str]] = []
+
+    def replace(self, kind, objects, namespace=None):
+        self.replaced += 1
+        return super().replace(kind, objects, namespace)
+
+    def apply(self, kind, event_type, obj):
+        self.events.append((event_type, obj["metadata"]["name"]))
+        super().apply(kind, event_type, obj)
+
+
+def _run(kube: ScriptedKube, page_size: int = 2) -> tuple[Reflector, RecordingSink]:
+    sink = RecordingSink()
+    reflector = Reflector(kube, WatchSpec("v1", "Node", "Node"), sink, page_size=page_size, sleep=lambda s: False)
+    kube.reflector = reflector
+    thread = threading.Thread(target=reflector.run, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    return reflector, sink
+
+
+def test_lists_in_pages_then_watches_from_the_lists_resource_version():
+    nodes = [_node(f"n{i}", 10 + i) for i in range(5)]
+    kube = ScriptedKube(nodes, [[{"type": "MODIFIED", "object": _node("n1", 120)},
+                                 {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "130"}}}]])
+    reflector, sink = _run(kube)
+    assert [p[0] for p in kube.pages] == [0, 2, 4]
+    assert kube.watched_from == ["100", "130"]  # the list's version, then the bookmark's
+    assert sink.synced("Node") and sink.count("Node") == 5
+    assert sink.events == [("MODIFIED", "n1")]  # bookmarks are not events
+    cached = sink.get("Node", "", "n0")
+    assert "managedFields" not in cached["metadata"] and "images" not in cached["status"]
+
+
+def test_a_410_during_pagination_starts_the_list_again():
+    kube = ScriptedKube([_node(f"n{i}", i) for i in range(5)], [], gone_on_page=2)
+    reflector, sink = _run(kube)
+    assert [p[0] for p in kube.pages] == [0, 2, 0, 2, 4]
+    assert reflector.lists == 1 and sink.count("Node") == 5
+
+
+def test_a_410_from_the_watch_relists_and_drops_what_is_gone():
+    kube = ScriptedKube([_node("a", 1), _node("b", 2)], [ApiError(410, "Gone", "too old")])
+    original = kube.list_page
+
+    def shrink(*args, **kwargs):
+        if kube.pages:  # the relist no longer finds b
+            kube.objects = [_node("a", 1)]
+        return original(*args, **kwargs)
+
+    kube.list_page = shrink
+    reflector, sink = _run(kube)
+    assert reflector.lists == 2 and sink.replaced == 2
+    assert sink.get("Node", "", "b") is None and sink.get("Node", "", "a") is not None
+
+
+def test_a_broken_connection_resumes_from_the_last_version_without_a_relist():
+    kube = ScriptedKube([_node("a", 1)], [[{"type": "MODIFIED", "object": _node("a", 150)}], TransportError("reset")])
+    reflector, sink = _run(kube)
+    assert reflector.lists == 1
+    assert kube.watched_from == ["100", "150", "150"]
+
+
+def test_indexes_answer_without_a_scan():
+    cache = WatchCache()
+    job = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+           "metadata": {"name": "j", "namespace": "ns", "labels": {"nvcre.nvidia.com/workflow": "wf"}},
+           "spec": {"nodes": ["n1", "n2"]}}
+    unpinned = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "metadata": {"name": "u", "namespace": "ns"}, "spec": {}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "labels": {"nvcre.nvidia.com/job": "j"}}}
+    batch = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "b", "namespace": "ns", "labels": {"nvcre.nvidia.com/job": "j"}}}
+    for obj in (job, unpinned, pod, batch):
+        cache.put(obj)
+    assert cache.jobs_on("n1") == [("ns", "j"), ("ns", "u")] and cache.jobs_on("n9") == [("ns", "u")]
+    assert list(cache.jobs_of("ns", "wf")) == ["j"]
+    assert [p["metadata"]["name"] for p in cache.pieces_of("ns", "j", "Pod")] == ["p"]
+    assert [p["metadata"]["name"] for p in cache.pieces_of("ns", "j", "batch.Job")] == ["b"]
+    assert cache.of_kind("Job") and all(o["apiVersion"].startswith("nvcre") for o in cache.of_kind("Job"))
+    moved = dict(job, spec={"nodes": ["n3"]})
+    cache.put(moved)
+    assert cache.jobs_on("n1") == [("ns", "u")] and ("ns", "j") in cache.jobs_on("n3")
+    cache.drop("Pod", "ns", "p")
+    assert cache.pieces_of("ns", "j", "Pod") == []
+
+
+def test_an_older_copy_does_not_overwrite_a_newer_one():
+    cache = WatchCache()
+    cache.put(_node("a", 20))
+    cache.put(_node("a", 10))
+    assert cache.get("Node", "", "a")["metadata"]["resourceVersion"] == "20"
+
+
+def test_a_namespaced_relist_leaves_other_namespaces_alone():
+    cache = WatchCache()
+    pod = lambda ns, n: {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n, "namespace": ns}}  # noqa: E731
+    cache.replace("Pod", [pod("a", "1")], "a")
+    cache.replace("Pod", [pod("b", "2")], "b")
+    cache.replace("Pod", [], "a")
+    assert [p["metadata"]["name"] for p in cache.of_kind("Pod")] == ["2"]
+    assert cache.synced("Pod", "b") and not cache.synced("Pod") and not cache.synced("Pod", "c")
+
+
+def test_a_node_change_queues_only_the_jobs_on_that_node():
+    ctx = Context(kube=object())
+    controller = Controller(ctx, {})
+    for name, nodes in (("on-n1", ["n1"]), ("on-n2", ["n2"])):
+        ctx.cache.put({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                       "metadata": {"name": name, "namespace": "ns"}, "spec": {"nodes": nodes}})
+    controller.replace("Node", [_node("n1", 1), _node("n2", 1)])
+    assert len(controller.queue) == 0  # the first listing changes nothing
+    controller.apply("Node", "MODIFIED", _node("n1", 2, spec={"unschedulable": True}))
+    assert controller.queue.get(timeout=0.1) == ("Job", "ns", "on-n1")
+    assert controller.queue.get(timeout=0.1) is None
+
+
+def test_a_namespaced_controller_reflects_workload_pieces_per_namespace():
+    specs = reflected_kinds(["a", "b"])
+    assert [(s.key, s.namespace) for s in specs] == [("Node", None), ("Pod", "a"), ("Pod", "b"), ("batch.Job", "a"), ("batch.Job", "b")]
