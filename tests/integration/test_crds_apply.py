@@ -123,3 +123,19 @@ def test_malformed_manifest_is_refused_naming_the_field(manifest, crds_installed
     assert _names_field(result.stderr, field.group(1)), (
         f"{path.name}: refusal does not name {field.group(1)}:\n{result.stderr}"
     )
+
+
+def test_reference_spellings_are_accepted_by_the_server(crds_installed, kubectl, namespace):
+    """queueLabelKey "" (the reference's "use the default") and the nccl-alltoall variant."""
+    docs = [{
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": kind, "metadata": {"name": f"parity-{kind.lower()}"},
+        "spec": spec,
+    } for kind, spec in (
+        ("Certification", {"target": {}, "gangScheduler": {"schedulerName": "kai-scheduler", "queueLabelKey": ""},
+                           "categories": [{"domain": "communication", "variant": "nccl-alltoall"}]}),
+        ("WorkloadRun", {"image": "img", "numNodes": 1, "framework": {"exec": {"command": ["true"]}},
+                         "gangScheduler": {"schedulerName": "kai-scheduler", "queueLabelKey": ""}}),
+    )]
+    result = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-", check=False,
+                     input=_in_namespace(docs, namespace))
+    assert result.returncode == 0, result.stderr
