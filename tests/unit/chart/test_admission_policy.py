@@ -219,3 +219,22 @@ def test_host_access_categories_match_the_catalog():
             if "'hostPath'" in text or "'privileged': True" in text or any(p.get("hostNetwork") for p in pods):
                 expected.add(entry.key)
     assert sorted(values["admissionPolicy"]["hostAccessCategories"]) == sorted(expected)
+
+
+def test_updates_are_judged_again_only_when_spec_or_labels_change():
+    import cel
+
+    from admission_policy import POLICY
+
+    (condition,) = POLICY["spec"]["matchConditions"]
+    program = cel.compile(condition["expression"])
+    old = {"metadata": {"name": "j", "labels": {"a": "1"}}, "spec": {"x": 1}}
+
+    def judged(operation, new):
+        return program.execute({"request": {"operation": operation}, "object": new, "oldObject": old})
+
+    assert judged("CREATE", old)
+    assert not judged("UPDATE", {**old, "metadata": {**old["metadata"], "finalizers": ["f"], "ownerReferences": []}})
+    assert judged("UPDATE", {**old, "spec": {"x": 2}})
+    assert judged("UPDATE", {**old, "metadata": {"name": "j", "labels": {"a": "2"}}})
+    assert judged("UPDATE", {**old, "metadata": {"name": "j"}})
