@@ -205,8 +205,6 @@ def test_a_workflow_bound_to_someone_elses_workloadrun_needs_escalate():
 
 def test_host_access_categories_match_the_catalog():
     """The chart's list is exactly the categories some platform renders with host access."""
-    from nvcre.controller.spec_guard import CREATABLE  # noqa: F401  (same kinds the controller creates)
-
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     expected = set()
     for entry, platform, arch in itertools.product(load_catalog().sorted_entries(), PLATFORMS, ("h100", "gb200", "gb300")):
