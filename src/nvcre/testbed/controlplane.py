@@ -13,6 +13,7 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -369,6 +370,28 @@ class ControlPlane:
         proc, record = spawn(name, argv, self.log_dir / f"{name}.log", detach=self.detach)
         self.records.append(record)
         self._popens[proc.pid] = proc
+        self._argv = {**getattr(self, "_argv", {}), name: list(argv)}
+
+    def restart_apiserver(self, *, downtime_s: float = 0.0, timeout_s: float = 90.0) -> None:
+        """Kill kube-apiserver (SIGKILL, as a crash) and start it again with the same
+        arguments after ``downtime_s``; returns once it is ready. Fault tests use it."""
+        if self.is_external:
+            raise RuntimeError("cannot restart the API server of an external control plane")
+        name = "kube-apiserver"
+        record = next(r for r in self.records if r.name == name)
+        os.killpg(record.pid, signal.SIGKILL)  # its own session (processes.spawn)
+        popen = self._popens.pop(record.pid, None)
+        if popen is not None:
+            popen.wait(timeout=30)
+        self.records.remove(record)
+        time.sleep(downtime_s)
+        # the old process's log is kept beside the new one
+        log = self.log_dir / f"{name}.log"
+        if log.exists():
+            log.rename(self.log_dir / f"{name}.{int(time.time())}.log")
+        self._spawn(name, self._argv[name])
+        self._wait_https(name, f"{self.server}/readyz", time.monotonic() + timeout_s, client_cert=True)
+        self._write_state()
 
     def _write_kubeconfig(self, path: Path, user: str, pair: certs.CertPair) -> None:
         write_kubeconfig(path, server=self.server, ca_cert=self.ca_cert, user=user, cert=pair.cert, key=pair.key)

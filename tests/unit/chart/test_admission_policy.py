@@ -208,8 +208,6 @@ def test_host_access_categories_match_the_catalog():
     """The chart's list is exactly the categories some platform renders with host access,
     under their names and every alias the catalog accepts for them (the policy compares
     what the user wrote, so an alias must not slip past it)."""
-    from nvcre.controller.spec_guard import CREATABLE  # noqa: F401  (same kinds the controller creates)
-
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     expected = set()
     for entry, platform, arch in itertools.product(load_catalog().sorted_entries(), PLATFORMS, ("h100", "gb200", "gb300")):
@@ -224,3 +222,22 @@ def test_host_access_categories_match_the_catalog():
     catalog = load_catalog()
     expected |= {f"{d}/{v}" for (d, v), target in catalog.aliases.items() if f"{target[0]}/{target[1]}" in expected}
     assert sorted(values["admissionPolicy"]["hostAccessCategories"]) == sorted(expected)
+
+
+def test_updates_are_judged_again_only_when_spec_or_labels_change():
+    import cel
+
+    from admission_policy import POLICY
+
+    (condition,) = POLICY["spec"]["matchConditions"]
+    program = cel.compile(condition["expression"])
+    old = {"metadata": {"name": "j", "labels": {"a": "1"}}, "spec": {"x": 1}}
+
+    def judged(operation, new):
+        return program.execute({"request": {"operation": operation}, "object": new, "oldObject": old})
+
+    assert judged("CREATE", old)
+    assert not judged("UPDATE", {**old, "metadata": {**old["metadata"], "finalizers": ["f"], "ownerReferences": []}})
+    assert judged("UPDATE", {**old, "spec": {"x": 2}})
+    assert judged("UPDATE", {**old, "metadata": {"name": "j", "labels": {"a": "2"}}})
+    assert judged("UPDATE", {**old, "metadata": {"name": "j"}})
