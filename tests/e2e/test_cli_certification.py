@@ -248,7 +248,7 @@ def test_category_run_passes_on_a_healthy_fleet(sim_fleet, controller, kubeconfi
     )
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
     assert "waiting up to 1h30m for certification " in run.stderr
-    assert "(1 category: (1h timeoutPerJob) x 1.5 for scheduling and measurement" in run.stderr  # the budget explained
+    assert "(1 category: (1h00m timeoutPerJob) x 1.5 for scheduling and measurement" in run.stderr  # the budget explained
     assert "Result:       PASSED" in run.stdout and "Failed Nodes: none" in run.stdout
     assert "Scale:     intra-node" in run.stdout and "Jobs:      4" in run.stdout
     assert "Succeeded" in run.stderr  # the progress lines saw it finish
