@@ -233,19 +233,37 @@ def _category(c: CategoryReport) -> str:
 
 
 def _bandwidth_table(c: CategoryReport) -> str:
-    final = [g for g in c.groups if g.bandwidth and not g.provisional] or [g for g in c.groups if g.bandwidth]
-    title = f"averaged over {len(final)} groups" if len(final) > 1 else (f"{final[0].name}, as measured" if final else "as measured")
+    """One table per group (a mean of good and bad groups is a number no group measured):
+    the groups under the bar or failed first, at most four, LOW on every row under the bar."""
+    measured = [g for g in c.groups if g.bandwidth]
+    if len(measured) <= 1:
+        name = measured[0].name if measured else ""
+        return _one_table(c.bandwidth, f"{name}, as measured" if name else "as measured")
+    bad = [g for g in measured if g.below_min or g.phase == "Failed"]
+    good = sorted((g for g in measured if g not in bad), key=lambda g: -(g.bus_bw_gbps or 0))
+    shown = (bad + good)[:4]
+    parts = []
+    for g in shown:
+        flags = (" · LOW" if g.below_min else "") + (" · provisional" if g.provisional else "")
+        where = f"{g.domain}, " if g.domain else ""
+        parts.append(_one_table(g.bandwidth, f"{g.name} ({where}{len(g.nodes)} nodes){flags}"))
+    if len(measured) > len(shown):
+        parts.append(f"<p class='muted'>{len(measured) - len(shown)} more groups above the bar; every table is in the JSON report.</p>")
+    return "".join(parts)
+
+
+def _one_table(rows_in: list, title: str) -> str:
     rows = "".join(
         f"<tr><td class='num'>{escape(r.size)}</td><td class='num'>{escape(r.alg_bw)}</td>"
         f"<td class='num{' low' if r.low else ''}'>{escape(r.bus_bw)}{' LOW' if r.low else ''}</td>"
         f"<td class='num'>{r.samples}</td></tr>"
-        for r in headline_rows(c.bandwidth)
+        for r in headline_rows(rows_in)
     )
-    hidden = len(c.bandwidth) - len(headline_rows(c.bandwidth))
+    hidden = len(rows_in) - len(headline_rows(rows_in))
     if hidden:
         title += f"; {hidden} smaller sizes are in the plot and the JSON report"
     return (
-        f"<table class='bw'><caption style='text-align:left;color:#6b7280;font-size:13px'>Bandwidth by message size ({title})</caption>"
+        f"<table class='bw'><caption style='text-align:left;color:#6b7280;font-size:13px'>Bandwidth by message size ({escape(title)})</caption>"
         "<thead><tr><th class='num'>Size</th><th class='num'>AlgBW</th><th class='num'>BusBW</th>"
         f"<th class='num'>Samples</th></tr></thead><tbody>{rows}</tbody></table>"
     )

@@ -90,3 +90,19 @@ def test_reference_width_is_unchanged_by_evidence():
     text = render_text(build_report(samples.seeds_failure()))
     assert "Measured:" not in text and "Cordon:" not in text
     assert all(len(line) == 66 for line in text.splitlines() if line and line[0] in "│┌└├")
+
+
+def test_html_has_a_bandwidth_table_per_group_and_the_evidence():
+    from nvcre.report.html import render_html
+
+    objs = samples.seeds_failure()
+    objs.jobs[1] = samples.job("wf-ar-group-1", "wf-ar", [samples.cond("Succeeded", "WorkloadCompleted")],
+                               measurements=samples._sweep(930.0))
+    del objs.workflows[0]["status"]["orchestration"]["groups"][1]["bandwidth"]
+    objs.workflows[0]["status"]["orchestration"]["groups"][1]["phase"] = "Succeeded"
+    page = render_html(build_report(objs))
+    assert "averaged" not in page
+    assert page.count("<table class='bw'>") == 2
+    assert "group-0 (clique-0, 8 nodes) · LOW" in page and "group-1 (clique-1, 8 nodes)" in page
+    assert "<b>measured</b> 412.30 GB/s" in page and "<b>peers</b> median 930.00 GB/s" in page
+    assert "kubectl cordon gpu-node-07<" in page
