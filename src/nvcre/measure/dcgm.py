@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from nvcre.measure.logtext import split_k8s_prefix
+from nvcre.measure.logtext import MAX_LINE_CHARS, split_k8s_prefix
 
 _STATUS_WORDS = {"pass": "Pass", "fail": "Fail", "skip": "Skip", "warn": "Warn", "warning": "Warn",
                  "not run": "Skip", "error": "Fail"}
@@ -165,8 +165,33 @@ def _parse_json(data: dict) -> DcgmReport:
 
 # --- text table -----------------------------------------------------------------------------
 
-_SECTION = re.compile(r"^[|+]-+\s+([A-Za-z][A-Za-z0-9 /]*?)\s+-+[+|]")
-_ROW = re.compile(r"^\|(.*)\|(.*)\|\s*$")
+# Table lines are split by hand, not by regex: ``^\|(.*)\|(.*)\|`` and a lazy section
+# name between ``\s+`` runs backtrack polynomially on long lines of bars or spaces.
+_SECTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9 /]*")
+
+
+def _section(line: str) -> str | None:
+    """``+--- Integration -----+`` / ``|----- Metadata ----------+`` -> the section name."""
+    if line[:1] not in ("|", "+") or line[1:2] != "-":
+        return None
+    rest = line[1:].lstrip("-")
+    dashes = rest.find("-")
+    if dashes <= 0 or not rest[:1].isspace() or not rest[dashes - 1].isspace():
+        return None
+    name = rest[:dashes].strip()
+    after = rest[dashes:].lstrip("-")
+    if not name or after[:1] not in ("+", "|") or not _SECTION_NAME.fullmatch(name):
+        return None
+    return name
+
+
+def _row(line: str) -> tuple[str, str] | None:
+    """``| left | right |`` -> (left, right), split at the last inner bar (like a greedy regex)."""
+    body = line.rstrip()
+    if len(body) < 3 or body[0] != "|" or body[-1] != "|":
+        return None
+    left, bar, right = body[1:-1].rpartition("|")
+    return (left, right) if bar else None
 _MESSAGE_LEFT = re.compile(r"^(Warning|Info|Error)\b\s*:?\s*(.*)$", re.IGNORECASE)
 _GPU_ROW = re.compile(r"^GPU\s*(\d+)\s*:\s*(\w[\w ]*)$", re.IGNORECASE)
 
@@ -178,15 +203,16 @@ def _parse_text(text: str) -> DcgmReport:
     message_target: tuple[str, list[int] | None] | None = None  # (kind, gpus) of the open message
     for raw in text.splitlines():
         line = split_k8s_prefix(raw)[1].rstrip()
-        section = _SECTION.match(line)
+        line = line[:MAX_LINE_CHARS]
+        section = _section(line)
         if section:
-            category = section.group(1).strip()
+            category = section
             current, message_target = [], None
             continue
-        row = _ROW.match(line)
+        row = _row(line)
         if not row:
             continue
-        left, right = row.group(1).strip(), row.group(2).strip()
+        left, right = row[0].strip(), row[1].strip()
         if left == "Diagnostic" and right == "Result":
             continue
         if category and category.lower() == "metadata":
