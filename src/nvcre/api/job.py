@@ -66,6 +66,15 @@ class CelHealthCheck(ApiModel):
 
     expression: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 
+    @model_validator(mode="after")
+    def _bounded(self) -> "CelHealthCheck":
+        from nvcre.health.detectors import check_detector_expression
+
+        problem = check_detector_expression(self.expression)
+        if problem is not None:
+            raise FieldProblem("expression", problem)
+        return self
+
 
 class NodeHealthMonitor(ApiModel):
     """How node health is judged while the workload runs (default: ``node.spec.unschedulable == true``)."""

@@ -29,6 +29,5 @@ def monitor_for(job_spec: dict, *, include_cordoned: bool = False) -> NodeHealth
 def unhealthy_nodes(job_spec: dict, nodes: list[dict], *, include_cordoned: bool = False) -> dict[str, str]:
     """node name -> message for every node a detector fired on."""
     monitor = monitor_for(job_spec, include_cordoned=include_cordoned)
-    with _lock:  # the monitor's cache is not thread-safe
-        findings = monitor.evaluate(nodes)
+    findings = monitor.evaluate(nodes)  # no lock: the monitor's caches are safe to share
     return {e["name"]: e["message"] for e in failed_node_entries(findings)}
