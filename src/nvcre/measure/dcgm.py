@@ -65,44 +65,57 @@ def _status(text: str) -> tuple[str | None, list[int] | None]:
     scope = (match.group(2) or "").strip()
     if not scope or scope.lower() == "all":
         return status, None
-    gpus = [int(n) for n in re.findall(r"\d+", scope)]
+    gpus = [int(n) for n in re.findall(r"\d+", scope[:1024]) if len(n) <= 6]
     return status, gpus or None
 
 
-def _gpu_ids(value: object) -> list[int] | None:
-    if value is None or value == "":
+def _gpu_ids(value: object, depth: int = 0) -> list[int] | None:
+    if value is None or value == "" or depth > 4:
         return None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return [value]
+        return [value] if 0 <= value < 1_000_000 else None
     if isinstance(value, list):
         out = []
-        for item in value:
-            out.extend(_gpu_ids(item) or [])
+        for item in value[:1024]:
+            out.extend(_gpu_ids(item, depth + 1) or [])
         return out or None
-    ids = [int(n) for n in re.findall(r"\d+", str(value))]
+    ids = [int(n) for n in re.findall(r"\d+", str(value)[:1024]) if len(n) <= 6]
     return ids or None
 
 
-def _texts(value: object) -> list[str]:
+def _texts(value: object, depth: int = 0) -> list[str]:
     """Warnings/info as a list of strings (string, list of strings, or list of dicts)."""
-    if value is None:
+    if value is None or depth > 4:
         return []
     if isinstance(value, str):
         return [value.strip()] if value.strip() else []
     if isinstance(value, dict):
         text = value.get("warning") or value.get("message") or value.get("info") or ""
-        return [str(text).strip()] if str(text).strip() else []
+        text = text if isinstance(text, str) else _short(text)
+        return [text.strip()[:1024]] if text.strip() else []
     if isinstance(value, list):
         out: list[str] = []
-        for item in value:
-            out.extend(_texts(item))
+        for item in value[:256]:
+            out.extend(_texts(item, depth + 1))
         return out
-    return [str(value)]
+    return [_short(value)]
+
+
+def _short(value: object) -> str:
+    """``str`` of a JSON value, cut (a huge nested value must not become a huge message)."""
+    try:
+        return json.dumps(value)[:1024] if isinstance(value, (dict, list)) else str(value)[:1024]
+    except (ValueError, RecursionError, TypeError):
+        return "?"
 
 
 # --- JSON ---------------------------------------------------------------------------------
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _categories(data: dict) -> tuple[list, dict]:
@@ -112,7 +125,7 @@ def _categories(data: dict) -> tuple[list, dict]:
             return body, {}
         if isinstance(body, dict):
             meta = {k: str(v) for k, v in body.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-            return body.get("test_categories") or [], meta
+            return _as_list(body.get("test_categories")), meta
     if isinstance(data.get("test_categories"), list):
         return data["test_categories"], {}
     return [], {}
@@ -133,11 +146,11 @@ def _parse_json(data: dict) -> DcgmReport:
         if not isinstance(category, dict):
             continue
         name = category.get("category")
-        for test in category.get("tests") or []:
+        for test in _as_list(category.get("tests")):
             if not isinstance(test, dict):
                 continue
             test_name = str(test.get("name") or "?")
-            results = test.get("results") or []
+            results = _as_list(test.get("results"))
             if not results and isinstance(test.get("test_summary"), dict):
                 results = [test["test_summary"]]
             for entry in results:
@@ -301,7 +314,7 @@ def parse_dcgm(text: str) -> DcgmReport:
     if 0 <= start < end and ("Diagnostic" in stripped or "test_categories" in stripped):
         try:
             data = json.loads(stripped[start : end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict):
             return _parse_json(data)

@@ -166,7 +166,7 @@ _TEST_START = re.compile(r"Collective test starting:\s*(\S+)")
 _TEST_NAME_IN_COMMAND = re.compile(r"\b([a-z_]+_perf(?:_mpi)?)\b")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
-_USING_NETWORK = re.compile(r"NCCL INFO Using network (.+?)\s*$")
+_USING_NETWORK = re.compile(r"NCCL INFO Using network (\S.*)$")  # greedy: a lazy group before \s*$ is quadratic
 _VIA_NET = re.compile(r"via NET/([A-Za-z][A-Za-z0-9_]*)")
 _NCCL_VERSION = re.compile(r"NCCL INFO NCCL version (\S+)")
 _HOST_PREFIX = re.compile(r"^\s*([^\s:]+):\d+:\d+\s+\[[^\]]*\]\s+NCCL\s+(?:WARN|INFO)")
@@ -380,7 +380,7 @@ class _TextParser:
         if "NCCL INFO" in text:
             match = _USING_NETWORK.search(text)
             if match:
-                self.transports.add(_normalize_transport(match.group(1)))
+                self.transports.add(_normalize_transport(match.group(1).rstrip()[:64]))
                 return
             if "via NET/" in text:
                 match = _VIA_NET.search(text)
@@ -450,7 +450,7 @@ def _parse_json_report(text: str) -> NcclResult | None:
     """The ``-J`` report: version, config (params, devices), results, summary."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         return None
