@@ -120,7 +120,7 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
     options = category.get("options")
-    name = naming.workflow_name(meta["name"], category["domain"], category["variant"], options)
+    name = naming.category_workflow_name(meta["name"], spec["categories"], index)
     return build_workflow(
         name=name,
         namespace=meta["namespace"],
