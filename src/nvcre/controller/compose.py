@@ -119,7 +119,6 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     """The Workflow object one Certification category runs as (deterministic name)."""
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
-    options = category.get("options")
     name = naming.category_workflow_name(meta["name"], spec["categories"], index)
     return build_workflow(
         name=name,
