@@ -43,7 +43,6 @@ from nvcre.api.options import (
 )
 from nvcre.api.quantity import parse_quantity
 from nvcre.api.rules import (
-    CONFIG_KEY_RULE,
     ENV_RULE,
     MAX_GPUS_PER_NODE,
     MAX_NICS_PER_NODE,
@@ -60,6 +59,9 @@ from nvcre.api.rules import (
 from nvcre.api.workflow import OverrideSpec
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+# Free objects whose one field a CEL rule reads is bounded, so the rule's cost estimate is.
+_VOLUME = {**_FREE_OBJECT, "properties": {"name": {"type": "string", "maxLength": 253}}}
+_MOUNT = {**_FREE_OBJECT, "properties": {"mountPath": {"type": "string", "maxLength": 4096}}}
 Arg = Annotated[str, StringConstraints(max_length=4096)]
 Args = Annotated[list[Arg], Field(max_length=256)]
 MAX_RUN_ENV = 128
@@ -165,8 +167,8 @@ class RunConfig(ApiModel):
     """Files mounted at /config: inline content (becomes ConfigMap <run>-config) or an existing ConfigMap."""
 
     inline: Annotated[dict[str, Annotated[str, StringConstraints(max_length=262144)]], Field(max_length=64)] | None = Field(
-        None, description="File name -> content (a file name, not a path).",
-        json_schema_extra={"x-kubernetes-validations": [CONFIG_KEY_RULE]},
+        None, description="File name -> content (a file name, not a path; checked by nvcrectl and the controller: "
+        "map keys have no size bound the API server's CEL cost estimate could use)."
     )
     config_map_ref: ConfigMapRef | None = None
 
@@ -285,9 +287,9 @@ class WorkloadRunSpec(ApiModel):
         description="Merged over the platform NCCL environment; a user value wins. MPI ranks get them as -x.",
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
     )
-    volumes: FreeList | None = Field(None, description="Pod volumes (core Volume).", json_schema_extra={"items": _FREE_OBJECT})
+    volumes: FreeList | None = Field(None, description="Pod volumes (core Volume).", json_schema_extra={"items": _VOLUME})
     volume_mounts: FreeList | None = Field(
-        None, description="Mounts in the workload container (core VolumeMount).", json_schema_extra={"items": _FREE_OBJECT}
+        None, description="Mounts in the workload container (core VolumeMount).", json_schema_extra={"items": _MOUNT}
     )
     init_containers: FreeList | None = Field(
         None, description="Init containers (core Container).", json_schema_extra={"items": _FREE_OBJECT}
@@ -316,9 +318,13 @@ class WorkloadRunSpec(ApiModel):
         check_thresholds(self.thresholds)
         check_env_names_unique(self.env)
         for index, volume in enumerate(self.volumes or []):
+            if not isinstance(volume.get("name", ""), str) or len(volume.get("name", "")) > 253:
+                raise FieldProblem(f"volumes[{index}].name", "must be a string of at most 253 characters")
             if volume.get("name") in RESERVED_VOLUME_NAMES:
                 raise FieldProblem(f"volumes[{index}].name", f"volume name {volume['name']!r} is reserved")
         for index, mount in enumerate(self.volume_mounts or []):
+            if not isinstance(mount.get("mountPath", ""), str) or len(mount.get("mountPath", "")) > 4096:
+                raise FieldProblem(f"volumeMounts[{index}].mountPath", "must be a string of at most 4096 characters")
             if mount.get("mountPath") in RESERVED_MOUNT_PATHS:
                 raise FieldProblem(f"volumeMounts[{index}].mountPath", f"mount path {mount['mountPath']!r} is reserved")
         return self

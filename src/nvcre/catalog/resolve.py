@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from nvcre.api.rules import RESERVED_MOUNT_PATHS, RESERVED_VOLUME_NAMES
+from nvcre.api.rules import RESERVED_MOUNT_PATHS, RESERVED_VOLUME_NAMES, check_config_key
 from nvcre.api.certification import CertificationCategory
 from nvcre.api.options import CategoryOptions, merge_options
 from nvcre.catalog.data import Entry, load_catalog
@@ -559,6 +559,10 @@ def resolve_workloadrun(
     if cfg is not None:
         if _get(cfg, "inline"):
             config = {"inline": dict(_get(cfg, "inline"))}
+            for key in config["inline"]:  # the API server cannot check map keys; a bad one would retry forever
+                problem = check_config_key(key)
+                if problem:
+                    raise ManifestError(f"spec.config.inline[{key}]"[:300], problem)
         elif _get(cfg, "configMapRef") is not None:
             config = {"configMapRef": _get(_get(cfg, "configMapRef"), "name")}
     workload = _replace(

@@ -109,7 +109,7 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
             why="a reserved environment variable")
     for key in ["../../etc/passwd", "a/b", "..hidden", ".", "x" * 300, "sp ace"]:
         add("run", f"config-key-{key[:10]}", ("spec", "config"), {"inline": {key: "data"}}, "spec.config.inline",
-            why="a ConfigMap key is a file name, never a path")
+            server=False, why="a ConfigMap key is a file name, never a path")
     for name in ["../../etc/passwd", "Upper", "a_b"]:
         add("run", f"config-ref-{name[:10]}", ("spec", "config"), {"configMapRef": {"name": name}},
             "spec.config.configMapRef.name", why="a ConfigMap name is a DNS subdomain")
