@@ -62,6 +62,9 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
 
     def add(base, slug, path, value, field, server=True, why=""):
         out.append((base, slug, path, value, field, server, why))
+    # server: True (the API server names ``field``), False (CLI/controller only), or the
+    # field the API server names instead (a CEL evaluation error is reported at the
+    # object holding the rule), or "(kubectl)" when kubectl refuses before sending.
 
     # Certification: every class of the issue, per option.
     for d in BAD_DURATIONS:
@@ -101,7 +104,7 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
     add("cert", "target-names-type", ("spec", "target", "nodeNames"), "gpu-node-1", "spec.target.nodeNames",
         why="a string where a list is wanted")
     add("cert", "name-traversal", ("metadata", "name"), "../../etc/passwd", "metadata.name",
-        why="object names are DNS subdomains")
+        server="(kubectl)", why="object names are DNS subdomains")
 
     # WorkloadRun.
     for name in RESERVED_ENV:
@@ -181,7 +184,7 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
                         ("verbose", r"(?x) (?P<iteration> \d+ )"), ("huge-repeat", r"(?P<iteration>\d{2000})"),
                         ("unbalanced", r"(?P<iteration>\d+"), ("atomic", r"(?>(?P<iteration>\d+))")]:
         add("lp", f"regex-{slug}", step, {"regex": regex}, "spec.patterns.trainingStep.regex",
-            why="a regex RE2 cannot compile (backtracking-only syntax)")
+            server="spec.patterns.trainingStep", why="a regex RE2 cannot compile (backtracking-only syntax)")
     add("lp", "example-mismatch", step, {"regex": r"iteration (?P<iteration>\d+)", "example": "step 5"},
         "spec.patterns.trainingStep.example", why="example must match")
     add("lp", "regex-too-long", step, {"regex": "a" * 5000}, "spec.patterns.trainingStep.regex", why="length")
@@ -224,7 +227,8 @@ def render() -> dict[str, str]:
         name = f"{base}-{_slug(slug)}"
         if path[:2] != ("metadata", "name"):
             obj["metadata"]["name"] = name[:63].rstrip("-")
-        header = f"# expect: {field}\n" + ("" if server else "# server: no\n") + f"# why: {why}\n"
+        marker = "" if server is True else "# server: no\n" if server is False else f"# server-field: {server}\n"
+        header = f"# expect: {field}\n" + marker + f"# why: {why}\n"
         files[f"{name}.yaml"] = header + yaml.safe_dump(obj, sort_keys=False, width=200)
     # A duplicate YAML key: the last value would win silently (hand-written: YAML cannot dump it).
     files["cert-duplicate-yaml-key.yaml"] = (
