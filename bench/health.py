@@ -2,8 +2,11 @@
 
 Nodes are shaped like real GPU nodes (GFD labels, managedFields, 40 images,
 conditions with timestamps), a few of them faulty. Prints the cold pass (every
-Node new), the warm pass (unchanged Nodes come from the verdict cache) and a cold
-pass with one extra user detector, plus the ratio to the budget.
+Node new), the warm pass (unchanged Nodes come from the verdict cache), a cold
+pass with one extra user detector, a cold pass where no two Nodes look alike (CEL
+runs for every one), and that a hostile nested-comprehension detector is refused at
+compile time by the cost estimate. Cold figures are the best of three fresh
+monitors. Exits 1 when a cold pass misses the budget or the hostile one is accepted.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import copy
 import time
 
+from nvcre.errors import ManifestError
 from nvcre.health.detectors import NodeHealthMonitor, default_detectors
 
 BUDGET_S = 0.5
@@ -78,22 +82,49 @@ def timed(monitor: NodeHealthMonitor, nodes: list[dict]) -> tuple[float, int]:
 
 def main() -> None:
     nodes = [make_node(i) for i in range(NODES)]
-    monitor = NodeHealthMonitor(default_detectors())
-    cold, fired = timed(monitor, nodes)
+    # Best of three fresh (cold) monitors: the machine is shared, the figure is the code's.
+    runs = [(NodeHealthMonitor(default_detectors()),) for _ in range(3)]
+    results = [timed(m, nodes) for (m,) in runs]
+    cold, fired = min(results)
+    monitor = runs[0][0]
     warm, _ = timed(monitor, nodes)
     changed = copy.deepcopy(nodes)
     for node in changed:
         node["metadata"]["resourceVersion"] = "1001"
-    user = NodeHealthMonitor(
-        default_detectors()
-        + [{"name": "taint", "expression": "node.spec.taints.exists(t, t.key == 'gpu.health/error')", "message": "tainted"}]
-    )
-    with_user, _ = timed(user, changed)
+    def user() -> NodeHealthMonitor:
+        return NodeHealthMonitor(
+            default_detectors()
+            + [{"name": "taint", "expression": "node.spec.taints.exists(t, t.key == 'gpu.health/error')", "message": "tainted"}]
+        )
+
+    with_user = min(timed(user(), changed)[0] for _ in range(3))
     print(f"node-health CEL, {NODES} nodes, {len(default_detectors())} default detectors ({fired} findings)")
     print(f"  cold pass:              {cold:.3f} s  ({cold / BUDGET_S:.0%} of the {BUDGET_S} s budget)")
     print(f"  warm pass (cached):     {warm:.3f} s  ({warm / BUDGET_S:.0%} of budget)")
     print(f"  cold + 1 user detector: {with_user:.3f} s  ({with_user / BUDGET_S:.0%} of budget)")
     print(f"  per node (cold):        {cold / NODES * 1e6:.1f} us")
+    distinct = copy.deepcopy(nodes)
+    for index, node in enumerate(distinct):  # no two projections alike: CEL runs for every Node
+        node["status"]["conditions"][-1]["message"] = f"kubelet is posting ready status #{index}"
+    worst = min(timed(NodeHealthMonitor(default_detectors()), distinct)[0] for _ in range(3))
+    print(f"  cold, all Nodes distinct: {worst:.3f} s  (every Node evaluated by CEL; {worst / BUDGET_S:.0%} of budget)")
+    hostile = ("[1,2,3,4,5,6,7,8,9,10].map(a,[1,2,3,4,5,6,7,8,9,10].map(b,[1,2,3,4,5,6,7,8,9,10].map(c,"
+               "[1,2,3,4,5,6,7,8,9,10].map(d,[1,2,3,4,5,6,7,8,9,10].map(f,a+b+c+d+f))))).size() > 0")
+    start = time.perf_counter()
+    try:
+        NodeHealthMonitor(default_detectors() + [{"name": "hostile", "expression": hostile}])
+        refused = False
+    except ManifestError:
+        refused = True
+    refusal = time.perf_counter() - start
+    print(f"  hostile detector ({len(hostile)} chars, ~1 s per Node if run): "
+          f"{'refused' if refused else 'ACCEPTED'} at compile in {refusal * 1e3:.1f} ms")
+    misses = [label for label, value in (("cold", cold), ("cold+user", with_user), ("distinct", worst)) if value > BUDGET_S]
+    if not refused:
+        misses.append("hostile detector accepted")
+    if misses:
+        print(f"MISS: {', '.join(misses)}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

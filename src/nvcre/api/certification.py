@@ -112,7 +112,16 @@ class CertificationSpec(CategoryOptions):
 
     @model_validator(mode="after")
     def _check_categories(self) -> "CertificationSpec":
+        seen: dict[str, int] = {}
         for index, category in enumerate(self.categories):
+            key = category.model_dump_json(by_alias=True, exclude_none=True)
+            if key in seen:
+                raise FieldProblem(
+                    f"categories[{index}]",
+                    f"duplicate of categories[{seen[key]}] (same domain, variant and options); a category runs "
+                    "once per listing, so list it once or change its options",
+                )
+            seen[key] = index
             merged = merge_options(self, category.options)
             own = category.options or CategoryOptions()
             where = f"categories[{index}].options"

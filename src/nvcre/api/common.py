@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel
 
 from nvcre.api.quantity import QUANTITY_PATTERN, parse_quantity
 from nvcre.timefmt import parse_duration as _lenient_duration
+from nvcre.api.rules import bounded_duration
 
 API_GROUP = "nvcre.nvidia.com"
 API_VERSION = "v1alpha1"
@@ -87,6 +88,9 @@ class ApiModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="forbid",
+        # The API server's types exactly: "4" is not an integer, "yes" not a boolean
+        # (an integral float such as 4.0 is an integer there too; see _strict_number).
+        strict=True,
         json_schema_extra=_add_cel_rules,
     )
 
@@ -139,8 +143,8 @@ Quantity = Annotated[
 NumberString = Annotated[str, BeforeValidator(_number_to_str), StringConstraints(max_length=64)]
 """A number kept as a string, as the reference's measurement statuses store them."""
 
-Duration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN, max_length=64)]
-"""A Go-style duration: ``90s``, ``15m``, ``1h30m``, ``500ms``."""
+Duration = bounded_duration()
+"""A Go-style duration from 1s to 720h: ``90s``, ``15m``, ``1h30m`` (0s and 99999999h are refused)."""
 
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 """An RFC 3339 time, as Kubernetes writes it (``2026-11-30T07:00:00Z``)."""

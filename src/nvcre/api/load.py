@@ -53,10 +53,39 @@ def load_file(path: str | Path) -> list[BaseModel]:
     return load_text(text, source=str(file))
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (YAML would keep the last
+    silently; the API server's decoder refuses it too)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            raise yaml.constructor.ConstructorError(None, None, "a mapping key must be a scalar", key_node.start_mark)
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first at line {seen[key].line + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml_documents(text: str) -> list[Any]:
+    """Every YAML document in ``text``, refusing duplicate keys (yaml.YAMLError otherwise)."""
+    return list(yaml.load_all(text, Loader=_StrictLoader))
+
+
 def load_text(text: str, source: str = "<input>") -> list[BaseModel]:
     """Like load_file, for YAML already in memory."""
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = load_yaml_documents(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -152,6 +181,8 @@ def _message(error: dict[str, Any], loc: tuple[Any, ...], model: type[BaseModel]
         return f"unknown field {loc[-1]!r}{hint}"
     if kind == "missing":
         return "is required"
+    if kind in _TYPE_NAMES:
+        return f"must be {_TYPE_NAMES[kind]}, got {_yaml_type(given)} {given!r}"[:300]
     if kind == "literal_error":
         return f"{given!r} is not allowed; allowed values: {ctx.get('expected', '')}"
     if kind == "string_pattern_mismatch":
@@ -172,6 +203,22 @@ def _message(error: dict[str, Any], loc: tuple[Any, ...], model: type[BaseModel]
     if kind == "value_error" and "error" in ctx:
         return str(ctx["error"])
     return error.get("msg", "is invalid")
+
+
+_TYPE_NAMES = {
+    "int_type": "an integer (write 4, not \"4\")",
+    "bool_type": "a boolean (true or false, not a quoted string)",
+    "float_type": "a number",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+}
+
+
+def _yaml_type(value: Any) -> str:
+    return {str: "the string", bool: "the boolean", int: "the integer", float: "the number",
+            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
 
 
 def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:

@@ -7,13 +7,18 @@ format is a new LogProfile, not new code.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
 from nvcre.api.common import ApiModel, FieldProblem
 from nvcre.api.kinds import AGE, CrdInfo, KubeObject, PrinterColumn
+from nvcre.measure.userregex import UserRegexError, compile_user_regex
+
+# Bounds the API server's CEL cost estimate can afford for the RE2 rules below.
+MAX_REGEX_LEN = 1024
+MAX_EXAMPLE_LEN = 1024
+
 
 class TimestampFormat(ApiModel):
     """How ``(?P<timestamp>...)`` captures are read."""
@@ -27,23 +32,36 @@ class TimestampFormat(ApiModel):
 class EventPattern(ApiModel):
     """A regex with named captures for one kind of log event."""
 
-    regex: Annotated[str, StringConstraints(min_length=1, max_length=4096)] = Field(
-        description="Regex with named groups (Go (?P<name>...) syntax): globalStep, iteration, epoch, step, "
-        "stepTiming, loss, tflops, elapsedTime, saveDuration, path, timestamp, size, algBW, busBW, transport."
+    regex: Annotated[str, StringConstraints(min_length=1, max_length=MAX_REGEX_LEN)] = Field(
+        description="RE2 regex (Go regexp syntax, linear-time matching) with named groups (?P<name>...): "
+        "globalStep, iteration, epoch, step, stepTiming, loss, tflops, elapsedTime, saveDuration, path, "
+        "timestamp, size, algBW, busBW, transport. Lookaround and backreferences are refused."
     )
-    example: Annotated[str, StringConstraints(max_length=4096)] | None = Field(
+    example: Annotated[str, StringConstraints(max_length=MAX_EXAMPLE_LEN)] | None = Field(
         None, description="A log line the regex must match (checked when loading)."
     )
     units: Annotated[dict[str, Literal["s", "ms", "us"]], Field(max_length=8)] | None = Field(
         None, description="Unit of duration captures (stepTiming, elapsedTime, saveDuration): s (default), ms or us."
     )
 
+    @classmethod
+    def cel_rules(cls) -> list[dict[str, str]]:
+        # The API server's CEL ``matches`` is Go's RE2: a regex RE2 cannot compile makes
+        # both sides an evaluation error, so the object is refused at admission.
+        return [
+            {"rule": "''.matches(self.regex) || !''.matches(self.regex)",
+             "message": "regex must be valid RE2 (Go regexp) syntax: no lookaround, no backreferences",
+             "fieldPath": ".regex"},
+            {"rule": "!has(self.example) || self.example.matches(self.regex)",
+             "message": "example does not match regex", "fieldPath": ".example"},
+        ]
+
     @model_validator(mode="after")
     def _compiles(self) -> "EventPattern":
         try:
-            compiled = re.compile(self.regex)
-        except re.error as err:
-            raise FieldProblem("regex", f"regex does not compile: {err}") from err
+            compiled = compile_user_regex(self.regex)
+        except UserRegexError as err:
+            raise FieldProblem("regex", str(err)) from None
         if self.example is not None and not compiled.search(self.example):
             raise FieldProblem("example", "example does not match regex")
         return self

@@ -28,6 +28,14 @@ from nvcre.api.common import (
     cel,
 )
 from nvcre.api.quantity import parse_quantity
+from nvcre.api.rules import (
+    ENV_RULE,
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MAX_REPEAT,
+    StorageClassName,
+    check_env_name,
+)
 from nvcre.measure.thresholds import THRESHOLD_KEYS, check_threshold
 
 TestScale = Literal["intra-node", "intra-rack", "full-scale", "diagnose"]
@@ -96,6 +104,7 @@ class EnvVar(ApiModel):
     @classmethod
     def cel_rules(cls) -> list[dict[str, str]]:
         return [
+            dict(ENV_RULE),
             cel(
                 "!has(self.valueFrom)",
                 "valueFrom is not allowed: env values reach MPI ranks on the command line, so set value",
@@ -109,6 +118,9 @@ class EnvVar(ApiModel):
             raise FieldProblem(
                 "valueFrom", "valueFrom is not allowed: env values reach MPI ranks on the command line, so set value"
             )
+        reserved = check_env_name(self.name)
+        if reserved:
+            raise FieldProblem("name", reserved)
         return self
 
 
@@ -229,8 +241,8 @@ class CategoryResources(ApiModel):
         return self
 
 
-def _pos(description: str, minimum: int = 1) -> Any:
-    return Field(None, ge=minimum, le=2_147_483_647, description=description)
+def _pos(description: str, minimum: int = 1, maximum: int = 2_147_483_647) -> Any:
+    return Field(None, ge=minimum, le=maximum, description=description)
 
 
 NIC_RESERVED_MESSAGE = "nicResourceName must not be under kubernetes.io/ or k8s.io/"
@@ -284,7 +296,8 @@ class CategoryOptions(ApiModel):
         "its nodes, to the nodes or links responsible, and only those are named (default true; our extension). "
         "false: every node of the group is named, as the reference does.",
     )
-    repeat_count: int | None = _pos("How many times the category runs (default 1); becomes Workflow iterations.")
+    repeat_count: int | None = _pos("How many times the category runs (default 1); becomes Workflow iterations.",
+                                    maximum=MAX_REPEAT)
     timeout_per_job: Duration | None = Field(
         None,
         description="Wall-clock budget per Job once its workload runs (default: the entry's, else 15m for diagnose, "
@@ -301,11 +314,13 @@ class CategoryOptions(ApiModel):
     )
 
     # Hardware shape.
-    gpus_per_node: int | None = _pos("GPUs per node (default: from the GPU architecture, 4 when unknown).")
+    gpus_per_node: int | None = _pos("GPUs per node (default: from the GPU architecture, 4 when unknown).",
+                                     maximum=MAX_GPUS_PER_NODE)
     mlnx_per_node: int | None = _pos(
         "RDMA NICs per node (default: from architecture and platform). 0 opts out: no NIC request and no "
         "k8s.v1.cni.cncf.io/networks annotation.",
         minimum=0,
+        maximum=MAX_NICS_PER_NODE,
     )
     nic_resource_name: Annotated[str, StringConstraints(max_length=253, pattern=NIC_RESOURCE_PATTERN)] | None = Field(
         None,
@@ -368,7 +383,7 @@ class CategoryOptions(ApiModel):
     enable_checkpoint: bool | None = Field(
         None, description="Training: checkpoint to a PVC and restart from it on failure (default false)."
     )
-    storage_class_name: Annotated[str, StringConstraints(max_length=253)] | None = Field(
+    storage_class_name: StorageClassName | None = Field(
         None, description="Checkpoint PVC storage class (default: the cluster's)."
     )
     storage_size: Annotated[str, StringConstraints(max_length=32, pattern=STORAGE_SIZE_PATTERN)] | None = Field(

@@ -44,14 +44,29 @@ from nvcre.api.options import (
     nic_resource_rule,
 )
 from nvcre.api.quantity import parse_quantity
+from nvcre.api.rules import (
+    ENV_RULE,
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MAX_REPEAT,
+    MOUNT_RULE,
+    RESERVED_MOUNT_PATHS,
+    RESERVED_VOLUME_NAMES,
+    VOLUME_RULE,
+    ConfigMapName,
+    StorageClassName,
+    check_config_key,
+    check_env_name,
+)
 from nvcre.api.workflow import OverrideSpec
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+# Free objects whose one field a CEL rule reads is bounded, so the rule's cost estimate is.
+_VOLUME = {**_FREE_OBJECT, "properties": {"name": {"type": "string", "maxLength": 253}}}
+_MOUNT = {**_FREE_OBJECT, "properties": {"mountPath": {"type": "string", "maxLength": 4096}}}
 Arg = Annotated[str, StringConstraints(max_length=4096)]
 Args = Annotated[list[Arg], Field(max_length=256)]
 MAX_RUN_ENV = 128
-RESERVED_VOLUME_NAMES = ("dshm", "config-volume", "mpi-ssh-auth")
-RESERVED_MOUNT_PATHS = ("/dev/shm", "/config")
 
 
 class TorchFramework(ApiModel):
@@ -133,24 +148,29 @@ class RunEnvVar(ApiModel):
 
     @classmethod
     def cel_rules(cls) -> list[dict[str, str]]:
-        return [cel("!(has(self.value) && has(self.valueFrom))", "set value or valueFrom, not both", field_path=".valueFrom")]
+        return [cel("!(has(self.value) && has(self.valueFrom))", "set value or valueFrom, not both", field_path=".valueFrom"),
+                dict(ENV_RULE)]
 
     @model_validator(mode="after")
     def _one_source(self) -> "RunEnvVar":
         if self.value is not None and self.value_from is not None:
             raise FieldProblem("valueFrom", "set value or valueFrom, not both")
+        reserved = check_env_name(self.name)
+        if reserved:
+            raise FieldProblem("name", reserved)
         return self
 
 
 class ConfigMapRef(ApiModel):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=253)]
+    name: ConfigMapName
 
 
 class RunConfig(ApiModel):
     """Files mounted at /config: inline content (becomes ConfigMap <run>-config) or an existing ConfigMap."""
 
     inline: Annotated[dict[str, Annotated[str, StringConstraints(max_length=262144)]], Field(max_length=64)] | None = Field(
-        None, description="File name -> content."
+        None, description="File name -> content (a file name, not a path; checked by nvcrectl and the controller: "
+        "map keys have no size bound the API server's CEL cost estimate could use)."
     )
     config_map_ref: ConfigMapRef | None = None
 
@@ -162,6 +182,10 @@ class RunConfig(ApiModel):
     def _exclusive(self) -> "RunConfig":
         if self.inline is not None and self.config_map_ref is not None:
             raise FieldProblem("", "set inline or configMapRef, not both")
+        for key in self.inline or {}:
+            problem = check_config_key(key)
+            if problem:
+                raise FieldProblem(f"inline[{key}]", problem)
         return self
 
 
@@ -169,7 +193,7 @@ class RunCheckpoint(ApiModel):
     """Checkpoint PVC <run>-checkpoint-pvc (ReadWriteMany) and restarts from it."""
 
     storage_size: Annotated[str, StringConstraints(max_length=32, pattern=STORAGE_SIZE_PATTERN)]
-    storage_class_name: Annotated[str, StringConstraints(max_length=253)] | None = None
+    storage_class_name: StorageClassName | None = None
     max_restarts: Annotated[int, Field(ge=0)] = 0
 
 
@@ -179,7 +203,7 @@ class RunOrchestration(ApiModel):
     test_scale: Literal["intra-node", "intra-rack", "full-scale"] | None = Field(
         None, description="intra-node (numNodes forced to 1), intra-rack (one group per clique) or full-scale."
     )
-    repeat_count: Annotated[int, Field(ge=1)] = Field(1, description="Iterations.")
+    repeat_count: Annotated[int, Field(ge=1, le=MAX_REPEAT)] = Field(1, description="Iterations.")
     max_concurrent: Annotated[int, Field(ge=0)] | None = Field(None, description="Jobs at once; 0 = unlimited.")
     timeout_per_job: Duration | None = Field(None, description="Per-Job run budget (default 24h).")
     placement: Placement | None = Field(
@@ -253,8 +277,10 @@ class WorkloadRunSpec(ApiModel):
         "Unpinned: the size of the single job."
     )
     orchestration: RunOrchestration | None = None
-    gpus_per_node: Annotated[int, Field(ge=1)] | None = Field(None, description="Default: from the GPU architecture.")
-    mlnx_per_node: Annotated[int, Field(ge=0)] | None = Field(None, description="RDMA NICs per node; 0 opts out.")
+    gpus_per_node: Annotated[int, Field(ge=1, le=MAX_GPUS_PER_NODE)] | None = Field(
+        None, description="Default: from the GPU architecture.")
+    mlnx_per_node: Annotated[int, Field(ge=0, le=MAX_NICS_PER_NODE)] | None = Field(
+        None, description="RDMA NICs per node; 0 opts out.")
     nic_resource_name: Annotated[str, StringConstraints(max_length=253, pattern=NIC_RESOURCE_PATTERN)] | None = None
     enable_mnnvl: bool | None = Field(None, alias="enableMNNVL", description="Default: true on gb200/gb300.")
     image_pull_secrets: Annotated[list[LocalObjectReference], Field(max_length=16)] | None = None
@@ -263,9 +289,9 @@ class WorkloadRunSpec(ApiModel):
         description="Merged over the platform NCCL environment; a user value wins. MPI ranks get them as -x.",
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
     )
-    volumes: FreeList | None = Field(None, description="Pod volumes (core Volume).", json_schema_extra={"items": _FREE_OBJECT})
+    volumes: FreeList | None = Field(None, description="Pod volumes (core Volume).", json_schema_extra={"items": _VOLUME})
     volume_mounts: FreeList | None = Field(
-        None, description="Mounts in the workload container (core VolumeMount).", json_schema_extra={"items": _FREE_OBJECT}
+        None, description="Mounts in the workload container (core VolumeMount).", json_schema_extra={"items": _MOUNT}
     )
     init_containers: FreeList | None = Field(
         None, description="Init containers (core Container).", json_schema_extra={"items": _FREE_OBJECT}
@@ -287,7 +313,7 @@ class WorkloadRunSpec(ApiModel):
 
     @classmethod
     def cel_rules(cls) -> list[dict[str, str]]:
-        return [nic_resource_rule()]
+        return [nic_resource_rule(), dict(VOLUME_RULE), dict(MOUNT_RULE)]
 
     @model_validator(mode="after")
     def _check(self) -> "WorkloadRunSpec":
@@ -295,9 +321,13 @@ class WorkloadRunSpec(ApiModel):
         check_nic_resource_name(self.nic_resource_name)
         check_env_names_unique(self.env)
         for index, volume in enumerate(self.volumes or []):
+            if not isinstance(volume.get("name", ""), str) or len(volume.get("name", "")) > 253:
+                raise FieldProblem(f"volumes[{index}].name", "must be a string of at most 253 characters")
             if volume.get("name") in RESERVED_VOLUME_NAMES:
                 raise FieldProblem(f"volumes[{index}].name", f"volume name {volume['name']!r} is reserved")
         for index, mount in enumerate(self.volume_mounts or []):
+            if not isinstance(mount.get("mountPath", ""), str) or len(mount.get("mountPath", "")) > 4096:
+                raise FieldProblem(f"volumeMounts[{index}].mountPath", "must be a string of at most 4096 characters")
             if mount.get("mountPath") in RESERVED_MOUNT_PATHS:
                 raise FieldProblem(f"volumeMounts[{index}].mountPath", f"mount path {mount['mountPath']!r} is reserved")
         return self

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from nvcre.api.rules import RESERVED_MOUNT_PATHS, RESERVED_VOLUME_NAMES, check_config_key
 from nvcre.api.certification import CertificationCategory
 from nvcre.api.options import CategoryOptions, merge_options
 from nvcre.catalog.data import Entry, load_catalog
@@ -592,6 +593,10 @@ def resolve_workloadrun(
     if cfg is not None:
         if _get(cfg, "inline"):
             config = {"inline": dict(_get(cfg, "inline"))}
+            for key in config["inline"]:  # the API server cannot check map keys; a bad one would retry forever
+                problem = check_config_key(key)
+                if problem:
+                    raise ManifestError(f"spec.config.inline[{key}]"[:300], problem)
         elif _get(cfg, "configMapRef") is not None:
             config = {"configMapRef": _get(_get(cfg, "configMapRef"), "name")}
     workload = _replace(
@@ -658,8 +663,8 @@ def resolve_workloadrun(
     )
 
 
-RESERVED_VOLUMES = {"dshm", "config-volume", "mpi-ssh", "nvcre-run"}
-RESERVED_MOUNTS = {"/dev/shm", "/config", "/etc/mpi", "/etc/nvcre/ssh", "/run/nvcre"}
+RESERVED_VOLUMES = set(RESERVED_VOLUME_NAMES)  # one list with the API models and the CRD (nvcre.api.rules)
+RESERVED_MOUNTS = set(RESERVED_MOUNT_PATHS)
 
 
 def _check_reserved_volumes(volumes: Sequence[Mapping[str, Any]], mounts: Sequence[Mapping[str, Any]]) -> None:

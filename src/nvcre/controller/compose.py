@@ -142,9 +142,11 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     """The Workflow object one Certification category runs as (deterministic name)."""
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
-    options = category.get("options")
-    # the catalog's own name (an alias the user wrote is not what objects carry)
-    name = naming.workflow_name(meta["name"], resolved.domain, resolved.variant, options)
+    from nvcre.catalog.resolve import canonical_category
+
+    # the catalog's own names (an alias the user wrote is not what objects carry); a
+    # duplicate category with other options gets a name of its own
+    name = naming.category_workflow_name(meta["name"], [canonical_category(c) for c in spec["categories"]], index)
     return build_workflow(
         name=name,
         namespace=meta["namespace"],

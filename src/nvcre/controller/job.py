@@ -451,7 +451,7 @@ def _finish_measurements(ctx: Context, job: dict, reading: Reading | None, outco
             reason = "JobSucceeded" if ok else (reading.note if reading and reading.note in ("LogsUnavailable", "NoDataCollected") else "NoDataCollected")
         else:
             reason = "JobFailed"
-        message = "final read of the launcher log" if ok else (reading.note if reading else "")
+        message = "final read of the launcher log" if ok else ((reading.message or reading.note) if reading else "")
         existing = ctx.kube.get(NVCRE_API_VERSION, kind, mobj["metadata"]["name"], mobj["metadata"]["namespace"])
         if existing is None:
             continue

@@ -67,7 +67,7 @@ def _make(kind: str):
             reason = "JobSucceeded" if ok and reading.ok else ("JobFailed" if not ok else (reading.note or "NoDataCollected"))
             if reason not in ("JobSucceeded", "JobFailed", "LogsUnavailable", "NoDataCollected"):
                 reason = "NoDataCollected"
-            write_status(ctx, m, lambda o: complete_status(o["status"], reason, reading.note or "final read", ctx.now_text(), reading if reading.ok else None))
+            write_status(ctx, m, lambda o: complete_status(o["status"], reason, reading.message or reading.note or "final read", ctx.now_text(), reading if reading.ok else None))
             return None
 
         def provisional(o: dict) -> bool:

@@ -16,6 +16,7 @@ from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller.workload_state import training_log_pods
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.measure.logtext import bounded_log
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +31,38 @@ class Reading:
     values: dict[str, float | None] = field(default_factory=dict)
     job_fields: dict = field(default_factory=dict)  # for Job.status.measurements
     ok: bool = False
-    note: str = ""
+    note: str = ""  # the reason: LogsUnavailable | NoDataCollected (empty when ok)
+    message: str = ""  # what was wrong with the data, naming the offending line
+
+
+MAX_SIZES = 64  # BandwidthMeasurement.status.results holds at most 64 message sizes
 
 
 def read_bandwidth(text: str | None) -> Reading:
-    from nvcre.measure.nccl import bandwidth_results, bandwidth_summary, parse_nccl_log
-
+    """The nccl-tests log as a measurement. Total: any text gives a Reading, never an
+    exception, so a garbled log ends the Job with a reason instead of wedging it."""
     if not text:
         return Reading(note="LogsUnavailable")
+    try:
+        return _read_bandwidth(bounded_log(text))
+    except Exception as err:  # a parser bug must not wedge the Job: report it as the measurement error
+        log.exception("nccl-tests log could not be read")
+        return Reading(note="NoDataCollected", message=f"the nccl-tests log could not be read: {type(err).__name__}: {err}"[:512])
+
+
+def _read_bandwidth(text: str) -> Reading:
+    from nvcre.measure.nccl import bandwidth_results, bandwidth_summary, parse_nccl_log
+
     result = parse_nccl_log(text)
+    sizes = sorted({r.size_bytes for r in result.rows})
+    if len(sizes) > MAX_SIZES:
+        keep = set(sizes[-MAX_SIZES:])
+        result.rows = [r for r in result.rows if r.size_bytes in keep]
+        result.warnings.append(f"{len(sizes)} message sizes in the log; kept the {MAX_SIZES} largest")
     results = bandwidth_results(result)
     summary = bandwidth_summary(result)
     if not results:
-        return Reading(note="NoDataCollected")
+        return Reading(note="NoDataCollected", message=_problems(result.warnings, "no nccl-tests data rows found"))
     transport = ",".join(summary.get("transport") or []) or None
     table = [
         {"sizeBytes": r["sizeBytes"], "algBwGBps": r["algBwGBps"], "busBwGBps": r["busBwGBps"], "samples": r["samples"]}
@@ -60,7 +80,16 @@ def read_bandwidth(text: str | None) -> Reading:
     job_fields = {"bandwidth": table, "busBandwidthGBps": values["busBandwidthGBps"], "algBandwidthGBps": values["algBandwidthGBps"]}
     if transport:
         job_fields["transport"] = transport[:64]
-    return Reading(status=status, values=values, job_fields=job_fields, ok=True)
+    return Reading(status=status, values=values, job_fields=job_fields, ok=True,
+                   message=_problems(result.warnings, "") if result.warnings else "")
+
+
+def _problems(warnings: list[str], default: str, limit: int = 3) -> str:
+    """The first parser warnings (each names its line) as one measurement message."""
+    if not warnings:
+        return default
+    more = f" (and {len(warnings) - limit} more)" if len(warnings) > limit else ""
+    return ("; ".join(w[:160] for w in warnings[:limit]) + more)[:1000]
 
 
 def training_logs(kube, pods: list[dict], profile: dict | None) -> list[str] | None:
@@ -77,11 +106,13 @@ def read_goodput(text: str | list[str] | None, profile: dict | None, prior: list
         return Reading(note="LogsUnavailable")
     from nvcre.measure.training import TrainingRun, measure_training_log, parse_training_log
 
+    texts = [bounded_log(t) for t in text] if isinstance(text, list) else bounded_log(text)
     try:
-        runs = [TrainingRun(parse_training_log(p, profile)) for p in prior or [] if p]
-        fields = measure_training_log(text, profile or {}, previous_runs=runs)
+        runs = [TrainingRun(parse_training_log(bounded_log(p), profile)) for p in prior or [] if p]
+        fields = measure_training_log(texts, profile or {}, previous_runs=runs)
     except Exception as err:  # a garbled log is a measurement problem, not a controller crash
-        return Reading(note=f"training log could not be parsed: {getattr(err, 'message', err)}")
+        detail = f"training log could not be parsed: {getattr(err, 'message', None) or err}"[:1000]
+        return Reading(note="NoDataCollected", message=detail)
     fields = {k: v for k, v in (fields or {}).items() if v is not None}
     if not fields:
         return Reading(note="NoDataCollected")

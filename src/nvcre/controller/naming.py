@@ -69,6 +69,27 @@ def workflow_name(certification: str, domain: str, variant: str, options: dict |
     return truncate(f"{certification}-{domain}-{variant}{options_suffix(options)}", MAX_WORKFLOW_NAME)
 
 
+def category_workflow_name(certification: str, categories: list[dict], index: int) -> str:
+    """The Workflow name of ``categories[index]``: ``workflow_name``, plus a short hash of
+    the options when an earlier category of the same domain/variant has the same name
+    (options the suffix does not show differ), so each category runs as its own Workflow."""
+    import json
+
+    def base(cat: dict) -> str:
+        return workflow_name(certification, cat.get("domain", ""), cat.get("variant", ""), cat.get("options"))
+
+    category = categories[index]
+    name = base(category)
+    if not any(base(categories[j]) == name for j in range(index)):
+        return name
+    options = json.dumps(category.get("options") or {}, sort_keys=True)
+    if any(json.dumps(categories[j].get("options") or {}, sort_keys=True) == options and base(categories[j]) == name
+           for j in range(index)):
+        options = f"{index}:{options}"  # an identical duplicate (refused by the CLI) still gets its own name
+    tag = short_hash(options)
+    return f"{truncate(name, MAX_WORKFLOW_NAME - len(tag) - 1)}-{tag}"
+
+
 def job_name(workflow: str, group: str, iteration: int, *, single: bool) -> str:
     """``<wf>-job`` for a single group and iteration, else ``<wf>-<group>-iter-<n>``.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -142,6 +143,8 @@ def check_detector_expression(expression: str) -> str | None:
         return "the expression is empty; write e.g. \"node.spec.unschedulable == true\""
     if len(expression) > 2048:
         return "the expression is longer than 2048 characters"
+    from nvcre.measure.celcost import check_cost
+
     try:
         program = cel.compile(expression)
     except Exception as err:
@@ -149,6 +152,9 @@ def check_detector_expression(expression: str) -> str | None:
     undeclared = undeclared_reference(expression, program)
     if undeclared is not None:
         return f"CEL expression does not compile: {undeclared}"
+    problem = check_cost(expression, DETECTOR_COST_LIMIT)
+    if problem is not None:
+        return f"CEL expression refused: {problem}"
     try:
         probe = program.execute({"node": _with_defaults(_PROBE_NODE)})
     except Exception:
@@ -227,6 +233,7 @@ def _with_defaults(node: Mapping) -> dict:
     return out
 
 
+_MISSING = object()
 _DATA_MAPS = {("metadata", "labels"), ("metadata", "annotations"), ("status", "capacity"), ("status", "allocatable")}
 
 
@@ -252,6 +259,44 @@ class _Projection:
         self.words = words
         self.literals = literals
         self.keyed_only = {name: all(_keyed_uses_only(text, name) for text in texts) for _, name in _DATA_MAPS}
+
+    def project(self, node: Mapping) -> dict:
+        """``apply(_with_defaults(node))`` in one pass that touches only the named fields."""
+        words = self.words
+        out: dict = {}
+        for section, value in node.items():
+            if section not in words:
+                continue
+            defaults = _DEFAULTS.get(section)
+            if defaults is None:
+                out[section] = value
+                continue
+            if not isinstance(value, dict):
+                value = dict(value) if isinstance(value, Mapping) else {}
+            part = {}
+            for key in words:
+                sub = value.get(key)
+                if sub is None:
+                    default = defaults.get(key, _MISSING)
+                    if default is _MISSING:
+                        if key in value:
+                            part[key] = None
+                        continue
+                    sub = type(default)() if isinstance(default, (dict, list)) else default
+                    part[key] = sub
+                    continue
+                if (section, key) in _STRUCTURAL_LISTS and isinstance(sub, list):
+                    sub = [{k: v for k, v in item.items() if k in words} if isinstance(item, dict) else item
+                           for item in sub]
+                elif (section, key) in _DATA_MAPS and isinstance(sub, dict) and self.keyed_only[key]:
+                    sub = {k: sub[k] for k in self.literals if k in sub}
+                part[key] = sub
+            out[section] = part
+        for section, defaults in _DEFAULTS.items():
+            if section in words and section not in out:
+                out[section] = {k: (type(v)() if isinstance(v, (dict, list)) else v) for k, v in defaults.items()
+                                if k in words}
+        return out
 
     def apply(self, node: dict) -> dict:
         words = self.words
@@ -298,47 +343,65 @@ class _Compiled:
     detail: object | None
 
 
+# Compile-time cost limit per detector (units of the API server's CEL cost estimate, see
+# nvcre.measure.celcost) and the runtime budget one detector may spend in one pass.
+DETECTOR_COST_LIMIT = 200_000
+PASS_BUDGET_S = 2.0
+
+
+def compile_detector(expression: str, field: str, name: str) -> object:
+    """The compiled program, or ManifestError (does not compile, or costs too much)."""
+    from nvcre.measure.celcost import check_cost
+
+    try:
+        program = cel.compile(expression)
+    except Exception as err:
+        raise ManifestError(field, f"detector {name!r}: CEL expression does not compile: {_first_line(err)}") from None
+    undeclared = undeclared_reference(expression, program)
+    if undeclared is not None:
+        raise ManifestError(field, f"detector {name!r}: CEL expression does not compile: {undeclared}")
+    problem = check_cost(expression, DETECTOR_COST_LIMIT)
+    if problem is not None:
+        raise ManifestError(field, f"detector {name!r}: CEL expression refused: {problem}")
+    return program
+
+
 class NodeHealthMonitor:
     """Compile detectors once; evaluate them over many Nodes, repeatedly.
 
-    Raises ``ManifestError`` at construction for an expression that does not compile or
-    names an undeclared variable (a user's mistake, named by detector). Evaluation
-    errors on a particular Node (a missing field, a type mismatch) are collected in
-    ``errors``: one odd Node never stops the monitor, and the caller reports them
-    (condition, Event, report line) instead of swallowing them as the reference does.
+    Raises ``ManifestError`` at construction for an expression that does not compile
+    or whose estimated cost is over ``DETECTOR_COST_LIMIT`` (a user's mistake, named
+    by detector). Evaluation errors on a particular Node (a missing field, a type
+    mismatch) are collected in ``errors``: one odd Node never stops the monitor, and the caller
+    reports them (condition, Event, report line) instead of swallowing them as the
+    reference does. A detector that spends more than ``pass_budget_s``
+    in one pass is skipped for the rest of that pass (an error says so).
+
+    Verdicts are a pure function of the projected Node (the only thing the programs
+    see), so they are cached by the projection: a fleet of healthy Nodes shares a few
+    distinct projections and a cold pass evaluates CEL only for those. Evaluation
+    takes no lock: the caches are plain dicts whose single get/set is atomic.
     """
 
-    def __init__(self, detectors: Sequence[Mapping | Detector] | None = None, *, cache_size: int = 20000) -> None:
+    def __init__(self, detectors: Sequence[Mapping | Detector] | None = None, *, cache_size: int = 20000,
+                 pass_budget_s: float = PASS_BUDGET_S) -> None:
         items = list(detectors) if detectors is not None else default_detectors()
         self._compiled: list[_Compiled] = []
         for index, item in enumerate(items):
             detector = _as_detector(item, f"detectors[{index}]")
-            try:
-                program = cel.compile(detector.expression)
-                undeclared = undeclared_reference(detector.expression, program)
-            except Exception as err:
-                raise ManifestError(
-                    f"detectors[{index}].expression",
-                    f"detector {detector.name!r}: CEL expression does not compile: {_first_line(err)}",
-                ) from None
-            if undeclared is not None:
-                raise ManifestError(
-                    f"detectors[{index}].expression",
-                    f"detector {detector.name!r}: CEL expression does not compile: {undeclared}",
-                )
+            program = compile_detector(detector.expression, f"detectors[{index}].expression", detector.name)
             detail = None
             if detector.detail:
                 try:
-                    detail = cel.compile(detector.detail)
-                except Exception:
+                    detail = compile_detector(detector.detail, f"detectors[{index}].detail", detector.name)
+                except ManifestError:
                     detail = None
             self._compiled.append(_Compiled(detector, program, detail))
         self._projection = _Projection([c.detector.expression for c in self._compiled])
-        # what a verdict and its message depend on: the expressions and the detail expressions
-        self._key_projection = _Projection([c.detector.expression for c in self._compiled]
-                                           + [c.detector.detail for c in self._compiled if c.detector.detail])
-        self._cache: dict[tuple[str, str], tuple[list[dict], list[dict]]] = {}
+        self._cache: dict[tuple[str, str], tuple[list[dict], list[dict]]] = {}  # (uid, resourceVersion) -> (found, errors)
+        self._verdicts: dict[str, tuple[tuple[int, ...], tuple[tuple[int, str], ...]]] = {}
         self._cache_size = cache_size
+        self.pass_budget_s = pass_budget_s
         self.errors: list[dict] = []
 
     @property
@@ -347,13 +410,21 @@ class NodeHealthMonitor:
 
     def evaluate(self, nodes: Iterable[Mapping]) -> list[dict]:
         """Findings ``{node, detector, message}`` for every (node, detector) that fired."""
-        self.errors = []
+        errors: list[dict] = []
+        spent = [0.0] * len(self._compiled)
         findings: list[dict] = []
         for node in nodes:
-            findings.extend(self.evaluate_node(node))
+            findings.extend(self._evaluate_node(node, errors, spent))
+        self.errors = errors
         return findings
 
     def evaluate_node(self, node: Mapping) -> list[dict]:
+        errors: list[dict] = []
+        found = self._evaluate_node(node, errors, [0.0] * len(self._compiled))
+        self.errors = errors
+        return found
+
+    def _evaluate_node(self, node: Mapping, errors: list[dict], spent: list[float]) -> list[dict]:
         metadata = node.get("metadata") or {}
         name = str(metadata.get("name") or "")
         key = None
@@ -362,47 +433,58 @@ class NodeHealthMonitor:
             key = (str(uid), str(version))
             cached = self._cache.get(key)
             if cached is not None:
-                return self._replay(cached)
-        projected = self._projection.apply(_with_defaults(node))
-        # A new resourceVersion that changed nothing the expressions read (a heartbeat, an
-        # image list) keeps the verdict: the second key is what the detectors can see.
-        seen = (name, json.dumps(self._key_projection.apply(_with_defaults(node)), sort_keys=True, default=str))
-        cached = self._cache.get(seen)
-        if cached is not None:
-            if key is not None:
-                self._cache[key] = cached
-            return self._replay(cached)
-        errors_before = len(self.errors)
+                found, cached_errors = cached
+                errors.extend(dict(e) for e in cached_errors)  # an unchanged Node still cannot be evaluated
+                return [dict(f) for f in found]
+        projected = self._projection.project(node)
+        shape = repr(projected)
+        verdict = self._verdicts.get(shape)
+        complete = True
+        if verdict is None:
+            fired, failures, complete = self._run(projected, spent)
+            verdict = (fired, failures)
+            if complete:  # a detector skipped for its budget leaves a partial verdict: not cached
+                if len(self._verdicts) >= self._cache_size:
+                    self._verdicts.clear()
+                self._verdicts[shape] = verdict
+        fired, failures = verdict
+        node_errors = [{"node": name, "detector": self._compiled[index].detector.name, "error": error} for index, error in failures]
+        errors.extend(node_errors)
+        found = [{"node": name, "detector": self._compiled[i].detector.name,
+                  "message": self._message(self._compiled[i], name, node)} for i in fired]
+        if key is not None and complete:
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            self._cache[key] = ([dict(f) for f in found], [dict(e) for e in node_errors])
+        return found
+
+    def _run(self, projected: dict, spent: list[float]):
+        """(indices that fired, ((index, error), ...), complete: no detector skipped)."""
         context = cel.Context({"node": projected})
-        found: list[dict] = []
-        for compiled in self._compiled:
+        fired: list[int] = []
+        failures: list[tuple[int, str]] = []
+        partial = False
+        for index, compiled in enumerate(self._compiled):
+            if spent[index] > self.pass_budget_s:
+                failures.append((index, f"skipped: over its runtime budget of {self.pass_budget_s:g} s in this pass"))
+                partial = True
+                continue
+            start = time.perf_counter()
             try:
                 verdict = compiled.program.execute(context)
             except KeyError as err:
-                self.errors.append({"node": name, "detector": compiled.detector.name, "error": f"no such key: {err}"})
+                failures.append((index, f"no such key: {err}"))
                 continue
             except Exception as err:
-                self.errors.append({"node": name, "detector": compiled.detector.name, "error": _first_line(err)})
+                failures.append((index, _first_line(err)))
                 continue
+            finally:
+                spent[index] += time.perf_counter() - start
             if verdict is True:
-                found.append({"node": name, "detector": compiled.detector.name,
-                              "message": self._message(compiled, name, node)})
+                fired.append(index)
             elif not isinstance(verdict, bool):
-                self.errors.append({"node": name, "detector": compiled.detector.name,
-                                    "error": f"expression returned {type(verdict).__name__}, not bool"})
-        if len(self._cache) >= self._cache_size:
-            self._cache.clear()
-        self._cache[seen] = ([dict(f) for f in found], [dict(e) for e in self.errors[errors_before:]])
-        if key is not None:
-            self._cache[key] = self._cache[seen]
-        return found
-
-    def _replay(self, cached: tuple[list[dict], list[dict]]) -> list[dict]:
-        """A cached verdict: its findings, and its evaluation errors again (an unchanged
-        Node still cannot be evaluated, and that must keep being reported)."""
-        found, errors = cached
-        self.errors.extend(dict(e) for e in errors)
-        return [dict(f) for f in found]
+                failures.append((index, f"expression returned {type(verdict).__name__}, not bool"))
+        return tuple(fired), tuple(failures), not partial
 
     def _message(self, compiled: _Compiled, name: str, node: Mapping) -> str:
         base = compiled.detector.message or f"CEL expression evaluated to true for node {name}"

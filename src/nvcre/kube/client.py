@@ -381,7 +381,26 @@ class KubeClient:
         limit_bytes: int | None = None,
         timestamps: bool = False,
     ) -> str | None:
-        """The container log through the API server (kubelet proxy), or None when unavailable."""
+        """The container log through the API server (kubelet proxy), or None when unavailable.
+
+        Bounded: a whole-log read takes the first ``LOG_HEAD_BYTES`` and, when the log
+        is longer, its last ``LOG_TAIL_LINES`` lines (at most ``LOG_TAIL_BYTES``) after a
+        marker line; a tail read takes at most ``LOG_TAIL_BYTES``.
+        """
+        from nvcre.measure.logtext import LOG_HEAD_BYTES, LOG_TAIL_BYTES, LOG_TAIL_LINES, join_head_tail
+
+        if tail_lines is not None:
+            return self._pod_log(name, namespace, container, tail_lines, min(limit_bytes or LOG_TAIL_BYTES, LOG_TAIL_BYTES),
+                                 timestamps)
+        head_limit = min(limit_bytes or LOG_HEAD_BYTES, LOG_HEAD_BYTES)
+        head = self._pod_log(name, namespace, container, None, head_limit, timestamps)
+        if head is None or limit_bytes is not None or len(head.encode("utf-8", errors="replace")) < head_limit:
+            return head
+        tail = self._pod_log(name, namespace, container, LOG_TAIL_LINES, LOG_TAIL_BYTES, timestamps)
+        return join_head_tail(head, tail)
+
+    def _pod_log(self, name: str, namespace: str, container: str | None, tail_lines: int | None,
+                 limit_bytes: int | None, timestamps: bool) -> str | None:
         path = resource_for("v1", "Pod").item_path(name, namespace) + "/log"
         query = {
             "container": container,

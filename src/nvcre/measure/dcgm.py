@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from nvcre.measure.logtext import split_k8s_prefix
+from nvcre.measure.logtext import MAX_LINE_CHARS, split_k8s_prefix
 
 _STATUS_WORDS = {"pass": "Pass", "fail": "Fail", "skip": "Skip", "warn": "Warn", "warning": "Warn",
                  "not run": "Skip", "error": "Fail"}
@@ -65,44 +65,57 @@ def _status(text: str) -> tuple[str | None, list[int] | None]:
     scope = (match.group(2) or "").strip()
     if not scope or scope.lower() == "all":
         return status, None
-    gpus = [int(n) for n in re.findall(r"\d+", scope)]
+    gpus = [int(n) for n in re.findall(r"\d+", scope[:1024]) if len(n) <= 6]
     return status, gpus or None
 
 
-def _gpu_ids(value: object) -> list[int] | None:
-    if value is None or value == "":
+def _gpu_ids(value: object, depth: int = 0) -> list[int] | None:
+    if value is None or value == "" or depth > 4:
         return None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return [value]
+        return [value] if 0 <= value < 1_000_000 else None
     if isinstance(value, list):
         out = []
-        for item in value:
-            out.extend(_gpu_ids(item) or [])
+        for item in value[:1024]:
+            out.extend(_gpu_ids(item, depth + 1) or [])
         return out or None
-    ids = [int(n) for n in re.findall(r"\d+", str(value))]
+    ids = [int(n) for n in re.findall(r"\d+", str(value)[:1024]) if len(n) <= 6]
     return ids or None
 
 
-def _texts(value: object) -> list[str]:
+def _texts(value: object, depth: int = 0) -> list[str]:
     """Warnings/info as a list of strings (string, list of strings, or list of dicts)."""
-    if value is None:
+    if value is None or depth > 4:
         return []
     if isinstance(value, str):
         return [value.strip()] if value.strip() else []
     if isinstance(value, dict):
         text = value.get("warning") or value.get("message") or value.get("info") or ""
-        return [str(text).strip()] if str(text).strip() else []
+        text = text if isinstance(text, str) else _short(text)
+        return [text.strip()[:1024]] if text.strip() else []
     if isinstance(value, list):
         out: list[str] = []
-        for item in value:
-            out.extend(_texts(item))
+        for item in value[:256]:
+            out.extend(_texts(item, depth + 1))
         return out
-    return [str(value)]
+    return [_short(value)]
+
+
+def _short(value: object) -> str:
+    """``str`` of a JSON value, cut (a huge nested value must not become a huge message)."""
+    try:
+        return json.dumps(value)[:1024] if isinstance(value, (dict, list)) else str(value)[:1024]
+    except (ValueError, RecursionError, TypeError):
+        return "?"
 
 
 # --- JSON ---------------------------------------------------------------------------------
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _categories(data: dict) -> tuple[list, dict]:
@@ -112,7 +125,7 @@ def _categories(data: dict) -> tuple[list, dict]:
             return body, {}
         if isinstance(body, dict):
             meta = {k: str(v) for k, v in body.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-            return body.get("test_categories") or [], meta
+            return _as_list(body.get("test_categories")), meta
     if isinstance(data.get("test_categories"), list):
         return data["test_categories"], {}
     return [], {}
@@ -133,11 +146,11 @@ def _parse_json(data: dict) -> DcgmReport:
         if not isinstance(category, dict):
             continue
         name = category.get("category")
-        for test in category.get("tests") or []:
+        for test in _as_list(category.get("tests")):
             if not isinstance(test, dict):
                 continue
             test_name = str(test.get("name") or "?")
-            results = test.get("results") or []
+            results = _as_list(test.get("results"))
             if not results and isinstance(test.get("test_summary"), dict):
                 results = [test["test_summary"]]
             for entry in results:
@@ -165,8 +178,33 @@ def _parse_json(data: dict) -> DcgmReport:
 
 # --- text table -----------------------------------------------------------------------------
 
-_SECTION = re.compile(r"^[|+]-+\s+([A-Za-z][A-Za-z0-9 /]*?)\s+-+[+|]")
-_ROW = re.compile(r"^\|(.*)\|(.*)\|\s*$")
+# Table lines are split by hand, not by regex: ``^\|(.*)\|(.*)\|`` and a lazy section
+# name between ``\s+`` runs backtrack polynomially on long lines of bars or spaces.
+_SECTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9 /]*")
+
+
+def _section(line: str) -> str | None:
+    """``+--- Integration -----+`` / ``|----- Metadata ----------+`` -> the section name."""
+    if line[:1] not in ("|", "+") or line[1:2] != "-":
+        return None
+    rest = line[1:].lstrip("-")
+    dashes = rest.find("-")
+    if dashes <= 0 or not rest[:1].isspace() or not rest[dashes - 1].isspace():
+        return None
+    name = rest[:dashes].strip()
+    after = rest[dashes:].lstrip("-")
+    if not name or after[:1] not in ("+", "|") or not _SECTION_NAME.fullmatch(name):
+        return None
+    return name
+
+
+def _row(line: str) -> tuple[str, str] | None:
+    """``| left | right |`` -> (left, right), split at the last inner bar (like a greedy regex)."""
+    body = line.rstrip()
+    if len(body) < 3 or body[0] != "|" or body[-1] != "|":
+        return None
+    left, bar, right = body[1:-1].rpartition("|")
+    return (left, right) if bar else None
 _MESSAGE_LEFT = re.compile(r"^(Warning|Info|Error)\b\s*:?\s*(.*)$", re.IGNORECASE)
 _GPU_ROW = re.compile(r"^GPU\s*(\d+)\s*:\s*(\w[\w ]*)$", re.IGNORECASE)
 
@@ -178,15 +216,16 @@ def _parse_text(text: str) -> DcgmReport:
     message_target: tuple[str, list[int] | None] | None = None  # (kind, gpus) of the open message
     for raw in text.splitlines():
         line = split_k8s_prefix(raw)[1].rstrip()
-        section = _SECTION.match(line)
+        line = line[:MAX_LINE_CHARS]
+        section = _section(line)
         if section:
-            category = section.group(1).strip()
+            category = section
             current, message_target = [], None
             continue
-        row = _ROW.match(line)
+        row = _row(line)
         if not row:
             continue
-        left, right = row.group(1).strip(), row.group(2).strip()
+        left, right = row[0].strip(), row[1].strip()
         if left == "Diagnostic" and right == "Result":
             continue
         if category and category.lower() == "metadata":
@@ -275,7 +314,7 @@ def parse_dcgm(text: str) -> DcgmReport:
     if 0 <= start < end and ("Diagnostic" in stripped or "test_categories" in stripped):
         try:
             data = json.loads(stripped[start : end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict):
             return _parse_json(data)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from nvcre.measure.dcgm import dcgm_failure_reason, parse_dcgm
-from nvcre.measure.logtext import split_k8s_prefix
+from nvcre.measure.logtext import MAX_LINE_CHARS, split_k8s_prefix
 from nvcre.measure.nccl import nccl_failure_reason, parse_nccl_log
 
 TAIL_LINES = 800
@@ -69,9 +69,9 @@ def failure_excerpt(text: str, *, max_chars: int = 1000) -> str | None:
             return reason
     contents = [split_k8s_prefix(line)[1].strip() for line in text.splitlines()]
     for line in reversed(contents):
-        if _PYTHON_ERROR.match(line):
+        if ":" in line and len(line) <= MAX_LINE_CHARS and _PYTHON_ERROR.match(line):
             return line[:max_chars]
     for line in reversed(contents):
-        if line and _GENERIC.search(line):
+        if line and _GENERIC.search(line[:MAX_LINE_CHARS]):
             return line[:max_chars]
     return None

@@ -6,11 +6,14 @@ start, bandwidth rows, transport) with well-known named groups. This module turn
 the object into a compiled, validated ``LogProfile``; bad input raises
 ``ManifestError`` naming the field. The shipped defaults live as YAML data in
 ``profiles/`` and are returned by ``default_log_profiles()``.
+
+Regexes are compiled with RE2 (``nvcre.measure.userregex``): Go syntax, matching in
+linear time, Python-only constructs refused with the reason. The loader is total:
+any input gives a ``LogProfile`` or a ``ManifestError``, never another exception.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,6 +21,7 @@ from importlib import resources
 import yaml
 
 from nvcre.errors import ManifestError
+from nvcre.measure.userregex import UserRegexError, compile_user_regex
 
 API_VERSION = "nvcre.nvidia.com/v1alpha1"
 KIND = "LogProfile"
@@ -50,7 +54,7 @@ class EventPattern:
     """One compiled pattern with its unit conversions."""
 
     name: str
-    regex: re.Pattern
+    regex: object  # an RE2 pattern: search(), groupindex
     example: str | None = None
     units: Mapping[str, str] = field(default_factory=dict)
 
@@ -77,16 +81,13 @@ class LogProfile:
         return self.patterns.get(name)
 
 
-def _go_regex_to_python(text: str) -> str:
-    """Go RE2 spellings Python lacks: ``(?<name>`` groups and ``\\z``."""
-    return re.sub(r"\(\?<([A-Za-z_][A-Za-z0-9_]*)>", r"(?P<\1>", text).replace(r"\z", r"\Z")
-
-
 def load_log_profile(obj: Mapping, *, source: str | None = None) -> LogProfile:
     """Validate and compile a LogProfile object (or just its ``spec``)."""
     if not isinstance(obj, Mapping):
         raise ManifestError("spec", "a LogProfile must be a mapping", source=source)
-    name = str((obj.get("metadata") or {}).get("name") or obj.get("name") or "")
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    name = name if isinstance(name, str) else obj.get("name") if isinstance(obj.get("name"), str) else ""
     spec = obj.get("spec") if "spec" in obj else obj
     where = source or (f"LogProfile/{name}" if name else None)
     if not isinstance(spec, Mapping):
@@ -102,7 +103,7 @@ def load_log_profile(obj: Mapping, *, source: str | None = None) -> LogProfile:
     patterns: dict[str, EventPattern] = {}
     for key, raw in raw_patterns.items():
         path = f"spec.patterns.{key}"
-        if key not in PATTERN_NAMES:
+        if not isinstance(key, str) or key not in PATTERN_NAMES:
             raise ManifestError(path, f"unknown pattern; allowed: {', '.join(PATTERN_NAMES)}", source=where)
         if raw is None:
             continue
@@ -111,17 +112,23 @@ def load_log_profile(obj: Mapping, *, source: str | None = None) -> LogProfile:
     if not isinstance(strategy, Mapping):
         raise ManifestError("spec.workerStrategy", "must be a mapping", source=where)
     worker_type = strategy.get("type", "Single")
-    if worker_type not in ("Single", "Multi"):
+    if not isinstance(worker_type, str) or worker_type not in ("Single", "Multi"):
         raise ManifestError("spec.workerStrategy.type", f"must be Single or Multi, got {worker_type!r}", source=where)
     pods = {}
     for key in ("lifecyclePod", "trainingStepPod"):
         value = strategy.get(key, "first")
-        if value not in ("first", "last"):
+        if not isinstance(value, str) or value not in ("first", "last"):
             raise ManifestError(f"spec.workerStrategy.{key}", f"must be first or last, got {value!r}", source=where)
         pods[key] = value
     warmup = _optional_int(spec, "warmupSteps", where, minimum=0) or 0
     interval = _optional_int(spec, "logInterval", where, minimum=1)
     container = spec.get("containerName")
+    replicated = strategy.get("replicatedJobName") or "trainer"
+    if not isinstance(replicated, str) or len(replicated) > 63:
+        raise ManifestError("spec.workerStrategy.replicatedJobName", "must be a name of at most 63 characters",
+                            source=where)
+    if container is not None and (not isinstance(container, str) or len(container) > 63):
+        raise ManifestError("spec.containerName", "must be a container name of at most 63 characters", source=where)
     return LogProfile(
         name=name,
         timestamp_layout=layout,
@@ -129,8 +136,8 @@ def load_log_profile(obj: Mapping, *, source: str | None = None) -> LogProfile:
         worker_type=worker_type,
         lifecycle_pod=pods["lifecyclePod"],
         training_step_pod=pods["trainingStepPod"],
-        replicated_job_name=str(strategy.get("replicatedJobName") or "trainer"),
-        container_name=str(container) if container else None,
+        replicated_job_name=replicated,
+        container_name=container or None,
         warmup_steps=warmup,
         log_interval=interval,
     )
@@ -154,9 +161,9 @@ def _compile_pattern(key: str, raw: object, path: str, where: str | None) -> Eve
     if not isinstance(text, str) or not text:
         raise ManifestError(f"{path}.regex", "is required", source=where)
     try:
-        regex = re.compile(_go_regex_to_python(text))
-    except re.error as err:
-        raise ManifestError(f"{path}.regex", f"does not compile: {err}", source=where) from None
+        regex = compile_user_regex(text)
+    except UserRegexError as err:
+        raise ManifestError(f"{path}.regex", str(err), source=where) from None
     groups = set(regex.groupindex)
     for alternatives in REQUIRED_GROUPS.get(key, ()):
         if not groups.intersection(alternatives):
@@ -166,14 +173,14 @@ def _compile_pattern(key: str, raw: object, path: str, where: str | None) -> Eve
     if not isinstance(units, Mapping):
         raise ManifestError(f"{path}.units", "must map a capture name to s, ms or us", source=where)
     for capture, unit in units.items():
-        if unit not in UNIT_SCALE:
+        if not isinstance(unit, str) or unit not in UNIT_SCALE:
             raise ManifestError(f"{path}.units.{capture}", f"must be s, ms or us, got {unit!r}", source=where)
         if capture not in DURATION_CAPTURES:
             raise ManifestError(f"{path}.units.{capture}",
                                 f"units apply only to {', '.join(DURATION_CAPTURES)}", source=where)
     example = raw.get("example")
     if example is not None:
-        if not isinstance(example, str) or not regex.search(example):
+        if not isinstance(example, str) or len(example) > 4096 or not regex.search(example):
             raise ManifestError(f"{path}.example", f"pattern {key}: example does not match regex", source=where)
     return EventPattern(key, regex, example, dict(units))
 

@@ -16,7 +16,7 @@ _K8S_PREFIX = re.compile(
 )
 # A permissive timestamp: date, 'T' or space, time, optional fraction and zone.
 _TIMESTAMP = re.compile(
-    r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?\s*(Z|[+-]\d{2}:?\d{2})?\s*$"
+    r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?\s*(?:(Z|[+-]\d{2}:?\d{2})\s*)?$"
 )
 
 
@@ -71,3 +71,34 @@ def format_timestamp(value: datetime | None) -> str | None:
     if utc.microsecond:
         text += ("." + f"{utc.microsecond:06d}").rstrip("0")
     return text + "Z"
+
+
+# --- bounded log reading ---------------------------------------------------------------------
+# A pod may print without limit; the controller reads at most the first LOG_HEAD_BYTES
+# and, when the log is longer, its last LOG_TAIL_LINES lines (at most LOG_TAIL_BYTES),
+# with one marker line between them. Every parser also cuts a line at MAX_LINE_CHARS.
+LOG_HEAD_BYTES = 8 * 1024 * 1024
+LOG_TAIL_BYTES = 2 * 1024 * 1024
+LOG_TAIL_LINES = 5000
+MAX_LINE_CHARS = 8192
+TRUNCATION_MARKER = "[nvcre: log cut here: read the first {head} bytes and the last {tail} lines]"
+
+
+def join_head_tail(head: str, tail: str | None) -> str:
+    """The head of a long log, the marker line, then its tail (overlap not removed)."""
+    if not tail:
+        return head
+    cut = head.rfind("\n")
+    head = head[: cut + 1] if cut >= 0 else head + "\n"
+    marker = TRUNCATION_MARKER.format(head=LOG_HEAD_BYTES, tail=LOG_TAIL_LINES)
+    return head + marker + "\n" + tail
+
+
+def bounded_log(text: str | None) -> str | None:
+    """A log text cut to the same head and tail the API read takes (for callers given text)."""
+    if text is None or len(text) <= LOG_HEAD_BYTES + LOG_TAIL_BYTES:
+        return text
+    tail = text[-LOG_TAIL_BYTES:]
+    newline = tail.find("\n")
+    tail = tail[newline + 1:] if 0 <= newline < len(tail) - 1 else tail
+    return join_head_tail(text[:LOG_HEAD_BYTES], tail)

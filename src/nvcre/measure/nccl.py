@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from nvcre.measure.logtext import split_k8s_prefix
+from nvcre.measure.logtext import MAX_LINE_CHARS, split_k8s_prefix
 
 
 @dataclass
@@ -142,7 +142,10 @@ class NcclResult:
 # --- line classification -------------------------------------------------------------
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+# Unambiguous (one way to match each digit), so a long digit run costs linear time.
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_MAX_NUMBER_CHARS = 40  # longer tokens are not numbers nccl-tests prints
+_MAX_INT_DIGITS = 18  # sizes and counts fit an int64 (the status schema's integer)
 _PARAM_PATTERNS = {
     "nThread": re.compile(r"nThread\s+(\d+)"),
     "nGpus": re.compile(r"nGpus\s+(\d+)"),
@@ -163,7 +166,7 @@ _TEST_START = re.compile(r"Collective test starting:\s*(\S+)")
 _TEST_NAME_IN_COMMAND = re.compile(r"\b([a-z_]+_perf(?:_mpi)?)\b")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
-_USING_NETWORK = re.compile(r"NCCL INFO Using network (.+?)\s*$")
+_USING_NETWORK = re.compile(r"NCCL INFO Using network (\S.*)$")  # greedy: a lazy group before \s*$ is quadratic
 _VIA_NET = re.compile(r"via NET/([A-Za-z][A-Za-z0-9_]*)")
 _NCCL_VERSION = re.compile(r"NCCL INFO NCCL version (\S+)")
 _HOST_PREFIX = re.compile(r"^\s*([^\s:]+):\d+:\d+\s+\[[^\]]*\]\s+NCCL\s+(?:WARN|INFO)")
@@ -181,18 +184,29 @@ def _to_number(token: str) -> float | None:
     """A float, or None for N/A-style placeholders; raises ValueError for other text."""
     if token in ("N/A", "n/a", "-"):
         return None
-    if not _NUMBER.match(token):
+    if len(token) > _MAX_NUMBER_CHARS or not _NUMBER.match(token):
         raise ValueError(token)
-    return float(token)
+    value = float(token)
+    if not math.isfinite(value):
+        raise ValueError(token)  # 1e999 overflows: garbled, not a measurement
+    return value
+
+
+def _small_int(text: str | None, default):
+    """Digits that fit an int64, else ``default`` (a 5000-digit run must not raise)."""
+    return int(text) if text is not None and _is_int_token(text) else default
 
 
 def _is_int_token(token: str) -> bool:
-    return bool(re.match(r"^[+-]?\d+$", token))
+    """A non-negative integer that fits an int64 (nccl-tests never prints a sign)."""
+    return 0 < len(token) <= _MAX_INT_DIGITS and token.isascii() and token.isdigit()
 
 
 def _sample(values: list[float | None]) -> NcclSample:
     padded = list(values) + [None] * (4 - len(values))
     wrong = padded[3]
+    if wrong is not None and wrong > 2**62:
+        wrong = float(2**62)
     return NcclSample(
         time_us=padded[0],
         alg_bw=padded[1],
@@ -213,6 +227,9 @@ class _TextParser:
         self.command_test_name: str | None = None
 
     def feed(self, number: int, raw: str) -> None:
+        if len(raw) > MAX_LINE_CHARS:
+            self.result.warnings.append(f"line {number}: longer than {MAX_LINE_CHARS} characters; read only its start")
+            raw = raw[:MAX_LINE_CHARS]
         stamp, line = split_k8s_prefix(raw.rstrip("\r\n"))
         # mpirun --tag-output prefixes: "[1,0]<stdout>:" then the content.
         if line.startswith("[") and "]<std" in line[:24]:
@@ -254,7 +271,7 @@ class _TextParser:
         if "nThread" in body and "nGpus" in body:
             for key, pattern in _PARAM_PATTERNS.items():
                 found = pattern.search(body)
-                if found:
+                if found and len(found.group(1)) <= _MAX_NUMBER_CHARS:
                     value = float(found.group(1))
                     result.params[key] = int(value) if value.is_integer() else value
             return
@@ -263,11 +280,11 @@ class _TextParser:
             rank, group, pid, host, device, bus, name = match.groups()
             result.devices.append(
                 NcclDevice(
-                    rank=int(rank),
-                    group=int(group) if group is not None else None,
-                    pid=int(pid),
-                    host=host,
-                    device=int(device),
+                    rank=_small_int(rank, len(result.devices)),
+                    group=_small_int(group, None),
+                    pid=_small_int(pid, None),
+                    host=host[:253],
+                    device=_small_int(device, None),
                     bus_id=bus or None,
                     name=name.strip() or None,
                 )
@@ -281,7 +298,7 @@ class _TextParser:
             return
         match = _OOB.search(body)
         if match:
-            result.out_of_bounds = int(match.group(1))
+            result.out_of_bounds = _small_int(match.group(1), 2**62)
             status = (match.group(2) or "").upper()
             result.out_of_bounds_ok = status == "OK" if status else result.out_of_bounds == 0
             if result.out_of_bounds:
@@ -290,9 +307,9 @@ class _TextParser:
         match = _AVG_BUSBW.search(body)
         if match:
             try:
-                result.avg_bus_bandwidth = float(match.group(1))
+                result.avg_bus_bandwidth = _to_number(match.group(1))
             except ValueError:
-                result.warnings.append(f"unreadable average bus bandwidth {match.group(1)!r}")
+                result.warnings.append(f"unreadable average bus bandwidth {match.group(1)[:40]!r}")
             result.concluded = True
 
     # -- data rows
@@ -328,7 +345,7 @@ class _TextParser:
         elif self.header_has_root is not None:
             has_root = self.header_has_root
         else:
-            has_root = bool(rest) and _is_int_token(rest[0]) and count % 4 != 0
+            has_root = bool(rest) and _is_int_token(rest[0].lstrip("-")) and count % 4 != 0
         if has_root:
             if not values or values[0] is None:
                 self.result.warnings.append(f"line {number}: row without a readable root column skipped")
@@ -337,6 +354,9 @@ class _TextParser:
             values = values[1:]
         if len(values) < 3 or values[1] is None or values[2] is None:
             self.result.warnings.append(f"line {number}: incomplete nccl-tests row skipped: {text[:120]!r}")
+            return None
+        if any(v is not None and v < 0 for v in values):
+            self.result.warnings.append(f"line {number}: negative time or bandwidth, row skipped: {text[:120]!r}")
             return None
         out_of_place = _sample(values[:4])
         in_place = _sample(values[4:8]) if len(values) >= 7 else None
@@ -360,7 +380,7 @@ class _TextParser:
         if "NCCL INFO" in text:
             match = _USING_NETWORK.search(text)
             if match:
-                self.transports.add(_normalize_transport(match.group(1)))
+                self.transports.add(_normalize_transport(match.group(1).rstrip()[:64]))
                 return
             if "via NET/" in text:
                 match = _VIA_NET.search(text)
@@ -430,7 +450,7 @@ def _parse_json_report(text: str) -> NcclResult | None:
     """The ``-J`` report: version, config (params, devices), results, summary."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         return None
@@ -442,7 +462,7 @@ def _parse_json_report(text: str) -> NcclResult | None:
     version = data.get("nccl_version")
     if version is not None:
         result.nccl_version = _nccl_version_text(version)
-    config = data.get("config") or {}
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
     keys = {
         "nthreads": "nThread",
         "ngpus": "nGpus",
@@ -457,9 +477,9 @@ def _parse_json_report(text: str) -> NcclResult | None:
     }
     for source, target in keys.items():
         value = config.get(source)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 2**63:
             result.params[target] = value
-    for device in config.get("devices") or []:
+    for device in _list(config.get("devices")):
         if not isinstance(device, dict):
             continue
         result.devices.append(
@@ -467,10 +487,10 @@ def _parse_json_report(text: str) -> NcclResult | None:
                 rank=_int_or(device.get("rank"), len(result.devices)),
                 group=_int_or(device.get("group"), None),
                 pid=_int_or(device.get("pid"), None),
-                host=str(device.get("hostname") or ""),
+                host=device.get("hostname")[:253] if isinstance(device.get("hostname"), str) else "",
                 device=_int_or(device.get("device"), None),
-                bus_id=device.get("device_hex"),
-                name=device.get("device_info"),
+                bus_id=_text_or_none(device.get("device_hex")),
+                name=_text_or_none(device.get("device_info")),
             )
         )
     for index, entry in enumerate(data["results"]):
@@ -484,10 +504,17 @@ def _parse_json_report(text: str) -> NcclResult | None:
         result.out_of_bounds = _int_or(oob.get("count"), None)
         result.out_of_bounds_ok = str(oob.get("okay", "")).lower() in ("true", "1", "ok") or result.out_of_bounds == 0
     avg = data.get("average_bus_bandwidth") or {}
-    if isinstance(avg, dict) and isinstance(avg.get("bandwidth"), (int, float)):
-        result.avg_bus_bandwidth = float(avg["bandwidth"])
+    if isinstance(avg, dict) and isinstance(avg.get("bandwidth"), (int, float)) and not isinstance(avg["bandwidth"], bool):
+        try:
+            number = float(avg["bandwidth"])
+        except OverflowError:
+            number = math.nan
+        if math.isfinite(number):
+            result.avg_bus_bandwidth = number
+        else:
+            result.warnings.append("unreadable average bus bandwidth in the JSON report")
     result.concluded = "end_time" in data or result.avg_bus_bandwidth is not None
-    for message in data.get("errors") or []:
+    for message in _list(data.get("errors")):
         if isinstance(message, str) and message.strip():
             result.errors.append(NcclError(0, None, message.strip()[:500]))
     if not result.rows:
@@ -498,15 +525,28 @@ def _parse_json_report(text: str) -> NcclResult | None:
 def _nccl_version_text(code: object) -> str:
     """22304 -> 2.23.4 (NCCL's MAJOR*10000 + MINOR*100 + PATCH encoding)."""
     if isinstance(code, int) and code >= 10000:
-        return f"{code // 10000}.{(code % 10000) // 100}.{code % 100}"
-    return str(code)
+        return f"{code // 10000}.{(code % 10000) // 100}.{code % 100}"[:64]
+    return str(code)[:64] if isinstance(code, (str, int, float)) else "unknown"
 
 
 def _int_or(value: object, default):
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else default
     try:
-        return int(float(str(value).strip()))
+        number = float(str(value).strip()[:_MAX_NUMBER_CHARS])
     except (TypeError, ValueError):
         return default
+    return int(number) if math.isfinite(number) and abs(number) < 2**63 else default
+
+
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _text_or_none(value: object) -> str | None:
+    return value[:64] if isinstance(value, str) and value else None
 
 
 def _json_row(entry: object) -> NcclRow | None:
@@ -514,13 +554,19 @@ def _json_row(entry: object) -> NcclRow | None:
         return None
     size = _int_or(entry.get("size"), None)
     oop = entry.get("out_of_place")
-    if size is None or not isinstance(oop, dict):
+    if size is None or size < 0 or not isinstance(oop, dict):
         return None
 
     def sample(group: dict) -> NcclSample:
         def num(key: str) -> float | None:
             value = group.get(key)
-            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return None
+            try:
+                number = float(value)
+            except OverflowError:
+                return None
+            return number if math.isfinite(number) and number >= 0 else None
 
         wrong = num("nwrong")
         return NcclSample(num("time"), num("alg_bw"), num("bus_bw"), int(wrong) if wrong is not None else None)
@@ -532,8 +578,8 @@ def _json_row(entry: object) -> NcclRow | None:
     return NcclRow(
         size_bytes=size,
         count=_int_or(entry.get("count"), None),
-        dtype=entry.get("type"),
-        redop=(entry.get("redop") or None),
+        dtype=_text_or_none(entry.get("type")),
+        redop=_text_or_none(entry.get("redop")),
         root=_int_or(entry.get("root"), None),
         out_of_place=out_of_place,
         in_place=sample(inp) if isinstance(inp, dict) else None,

@@ -15,6 +15,13 @@ from functools import lru_cache
 
 import cel
 
+from nvcre.measure.celcost import SCALAR, check_cost
+
+# Compile-time bounds (see nvcre.measure.celcost): the library cannot interrupt an
+# evaluation, so an expression is only ever run after its estimated cost fits.
+MAX_THRESHOLD_LEN = 1024
+THRESHOLD_COST_LIMIT = 100_000
+
 # Metric key -> (unit, where the measured value comes from).
 THRESHOLD_KEYS: dict[str, tuple[str, str]] = {
     "busBandwidthGBps": ("GB/s", "BandwidthMeasurement: highest bus bandwidth over message sizes"),
@@ -50,12 +57,18 @@ def check_threshold(key: str, expression: str) -> ThresholdProblem | None:
         )
     if not isinstance(expression, str) or not expression.strip():
         return ThresholdProblem(key, "InvalidThresholdExpression", "the expression is empty; write e.g. 'value >= 900'")
+    if len(expression) > MAX_THRESHOLD_LEN:
+        return ThresholdProblem(key, "InvalidThresholdExpression",
+                                f"the expression is longer than {MAX_THRESHOLD_LEN} characters")
     try:
-        program = cel.compile(expression)
+        program = _compiled(expression)
     except Exception as err:  # the CEL library raises its own error types
         return ThresholdProblem(
             key, "InvalidThresholdExpression", f"CEL expression {expression!r} does not compile: {_first_line(err)}"
         )
+    cost = check_cost(expression, THRESHOLD_COST_LIMIT, {"value": SCALAR})
+    if cost is not None:
+        return ThresholdProblem(key, "InvalidThresholdExpression", f"CEL expression refused: {cost}")
     try:
         probe = program.execute({"value": 1.0})
     except Exception as err:

@@ -12,13 +12,15 @@ times come out of one or more runs of a job is ``goodput_from_runs``.
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from nvcre.measure.logprofile import FLOAT_CAPTURES, INT_CAPTURES, EventPattern, LogProfile, load_log_profile
-from nvcre.measure.logtext import format_timestamp, parse_timestamp, split_k8s_prefix
+from nvcre.measure.logtext import MAX_LINE_CHARS, format_timestamp, parse_timestamp, split_k8s_prefix
 
 
 @dataclass
@@ -218,15 +220,19 @@ def _captures(match) -> dict:
             continue
         value = value.strip()
         if name in INT_CAPTURES:
+            if len(value) > 18:  # not a step number; int() of a huge digit run also costs time
+                continue
             try:
                 out[name] = int(value)
             except ValueError:
                 continue
         elif name in FLOAT_CAPTURES:
             try:
-                out[name] = float(value)
+                number = float(value[:64])
             except ValueError:
                 continue
+            if math.isfinite(number):
+                out[name] = number
         else:
             out[name] = value
     return out
@@ -381,7 +387,7 @@ def parse_training_text(text: str, profile: LogProfile | Mapping) -> TrainingMet
     """Apply a LogProfile to one log. Never raises on log content."""
     parser = _Parser(_as_profile(profile))
     for line in text.splitlines():
-        parser.feed(line)
+        parser.feed(line[:MAX_LINE_CHARS])
     return parser.finish()
 
 

@@ -1,0 +1,109 @@
+"""Bounded evaluation: RE2 for user regexes, a static CEL cost limit, a runtime budget."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from nvcre.errors import ManifestError
+from nvcre.health.detectors import DEFAULT_DETECTORS, NodeHealthMonitor, check_detector_expression, default_detectors
+from nvcre.measure.celcost import SCALAR, check_cost, estimate_cost
+from nvcre.measure.logprofile import load_log_profile
+from nvcre.measure.thresholds import check_threshold, evaluate_thresholds
+from nvcre.measure.userregex import UserRegexError, compile_user_regex
+
+TEN = "[1,2,3,4,5,6,7,8,9,10]"
+# ~170 characters, about a second per evaluation in the CEL library (seconds with 6 levels).
+NESTED = f"{TEN}.map(a,{TEN}.map(b,{TEN}.map(c,{TEN}.map(d,{TEN}.map(f,a+b+c+d+f))))).size() > 0"
+
+
+@pytest.mark.parametrize("pattern, reason", [
+    (r"(a)\1", "backreferences"),
+    (r"(?=x)y", "lookahead"),
+    (r"(?<=a)b", "lookahead and lookbehind"),
+    (r"a++", "bad repetition"),
+    (r"end\Z", r"\z"),
+    (r"(?P=n)", "backreferences"),
+    (r"(?x) a b", "verbose"),
+    ("a{1001}", "repetition size"),
+])
+def test_re2_refuses_what_it_cannot_express_with_the_reason(pattern, reason):
+    with pytest.raises(UserRegexError) as err:
+        compile_user_regex(pattern)
+    assert reason in str(err.value)
+
+
+def test_re2_accepts_go_syntax_and_matches_catastrophic_patterns_in_linear_time():
+    regex = compile_user_regex(r"^(?<it>\d+) (?P<loss>[0-9.]+)\z")
+    assert regex.search("12 0.5").groupdict() == {"it": "12", "loss": "0.5"}
+    evil = compile_user_regex(r"^(a+)+$")  # exponential in a backtracking engine
+    start = time.perf_counter()
+    assert evil.search("a" * 200_000 + "!") is None
+    assert time.perf_counter() - start < 0.5
+
+
+def test_logprofile_loader_refuses_python_only_regex_naming_the_field():
+    spec = {"timestamp": {"layout": "2006"}, "patterns": {"trainingStep": {"regex": r"(?P<step>\d+)(?=ms)"}}}
+    with pytest.raises(ManifestError) as err:
+        load_log_profile({"metadata": {"name": "p"}, "spec": spec})
+    assert err.value.field == "spec.patterns.trainingStep.regex" and "lookahead" in str(err.value)
+
+
+def test_default_detectors_fit_the_cost_limit_and_nested_comprehensions_do_not():
+    for detector in DEFAULT_DETECTORS:
+        assert check_detector_expression(detector.expression) is None, detector.name
+    problem = check_detector_expression(NESTED)
+    assert problem and "estimated cost" in problem
+    with pytest.raises(ManifestError) as err:
+        NodeHealthMonitor(default_detectors() + [{"name": "evil", "expression": NESTED}])
+    assert "estimated cost" in str(err.value)
+
+
+def test_the_estimate_grows_with_nesting_like_the_real_cost():
+    costs = []
+    for depth in range(1, 5):
+        expression = TEN + "".join(f".map(a{i},{TEN}" for i in range(depth - 1)) + ".map(z, 1)" + ")" * (depth - 1)
+        costs.append(estimate_cost(expression))
+    assert all(b > 8 * a for a, b in zip(costs, costs[1:]))
+
+
+@pytest.mark.parametrize("expression", [
+    "(" * 40 + "value" + ")" * 40 + " > 1",
+    "x.map(",
+    "'unterminated",
+    "a ? b",
+    "value >= ",
+    NESTED,
+])
+def test_check_cost_is_total_and_refuses(expression):
+    assert check_cost(expression, 100_000, {"value": SCALAR}) is not None
+
+
+def test_costly_threshold_refused_at_compile_and_at_judgement():
+    problem = check_threshold("busBandwidthGBps", NESTED.replace("> 0", "> 0 && value > 1"))
+    assert problem is not None and "estimated cost" in problem.message
+    start = time.perf_counter()
+    decision = evaluate_thresholds({"busBandwidthGBps": NESTED}, {"busBandwidthGBps": 5.0})
+    assert time.perf_counter() - start < 0.2  # refused, never run
+    assert decision.failed and decision.reason == "InvalidThresholdExpression"
+    assert check_threshold("busBandwidthGBps", "value >= 900 && value < 1e6") is None
+
+
+def test_runtime_budget_skips_a_slow_detector_for_the_rest_of_the_pass():
+    slow = "[1,2,3,4,5,6,7,8,9,10].map(a,[1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, a+b+c))).size() < 0 || node.status.conditions.exists(c, c.message == 'x')"
+    monitor = NodeHealthMonitor([{"name": "slow", "expression": slow}], pass_budget_s=0.0)
+    nodes = [{"metadata": {"name": f"n{i}", "uid": str(i), "resourceVersion": "1"},
+              "status": {"conditions": [{"type": "Ready", "status": "True", "message": str(i)}]}} for i in range(5)]
+    assert monitor.evaluate(nodes) == []
+    skipped = [e for e in monitor.errors if "runtime budget" in e["error"]]
+    assert len(skipped) == 4  # the first node ran, then the budget (0 s) was spent
+
+
+def test_verdicts_are_shared_between_nodes_that_look_alike():
+    monitor = NodeHealthMonitor(default_detectors())
+    nodes = [{"metadata": {"name": f"n{i}"}, "spec": {"unschedulable": i == 3},
+              "status": {"conditions": [{"type": "Ready", "status": "True"}]}} for i in range(50)]
+    findings = monitor.evaluate(nodes)
+    assert [f["node"] for f in findings] == ["n3"]
+    assert len(monitor._verdicts) == 2
