@@ -173,9 +173,15 @@ class CategoryStatus(ApiModel):
     status_detail: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
         None, description="While running: why it is blocked (e.g. pods unschedulable)."
     )
+    stage: Annotated[str, StringConstraints(max_length=32)] | None = Field(None, description="The readiness stage it ran at.")
+    judged: bool | None = Field(None, description="Something judged the result (thresholds, a stage, the tool).")
+    judging: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
+        None, description="What judged it, or why nothing did (our extension)."
+    )
+    outliers: int | None = Field(None, description="PerformanceOutlier groups found (our extension).")
 
 
-CertificationResult = Literal["PASSED", "FAILED", "INCOMPLETE", "RUNNING"]
+CertificationResult = Literal["PASSED", "FAILED", "INCOMPLETE", "NOT JUDGED", "RUNNING"]
 
 
 class CertificationSummary(ApiModel):
@@ -188,7 +194,8 @@ class CertificationSummary(ApiModel):
     failed_node_count: int = Field(0, description="Distinct nodes that failed in any category.")
     excluded_node_count: int = Field(0, description="Target nodes left out of the run.")
     result: CertificationResult = Field(
-        "RUNNING", description="PASSED, FAILED, INCOMPLETE (passed, but some target nodes were excluded) or RUNNING."
+        "RUNNING", description="PASSED, FAILED, INCOMPLETE (passed, but some target nodes were excluded), NOT JUDGED (nothing judged a "
+        "category: no thresholds, no stage or no baseline) or RUNNING."
     )
 
 

@@ -273,6 +273,48 @@ class GroupStatus(ApiModel):
         None, description="Bandwidth per message size for this group (our extension; keep to the sizes reported)."
     )
     transport: Transport | None = Field(None, description="NCCL network the group used (our extension).")
+    peak_bus_bw: float | None = Field(
+        None, alias="peakBusBW", description="The group's headline: peak bus bandwidth over sizes, GB/s (our extension)."
+    )
+
+
+class DerivedThresholdStatus(ApiModel):
+    """A threshold a readiness stage derived from a shipped baseline (our extension)."""
+
+    key: Annotated[str, StringConstraints(max_length=64)]
+    expression: Annotated[str, StringConstraints(max_length=256)]
+    bar: float | None = None
+    stage: Annotated[str, StringConstraints(max_length=32)] | None = None
+    fraction: float | None = None
+    acceptance: float | None = None
+    scope: Annotated[str, StringConstraints(max_length=128)] | None = None
+    source: Annotated[str, StringConstraints(max_length=512)] | None = None
+    text: Annotated[str, StringConstraints(max_length=1024)] | None = None
+
+
+class JudgingStatus(ApiModel):
+    """What judges this category and where its thresholds came from (our extension)."""
+
+    state: Annotated[str, StringConstraints(max_length=32)] = Field(
+        description="thresholds (the spec's), stage (derived from a baseline), tool (the workload's own verdict), "
+        "none (nothing judged it) or no-baseline (a stage without a baseline for this hardware)."
+    )
+    judged: bool = False
+    stage: Annotated[str, StringConstraints(max_length=32)] | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    derived: Annotated[list[DerivedThresholdStatus], Field(max_length=8)] | None = None
+
+
+class OutlierStatus(ApiModel):
+    """A group well below the median of the groups of its shape (our extension)."""
+
+    group: Annotated[str, StringConstraints(max_length=128)]
+    nodes: Annotated[list[NodeName], Field(max_length=1024)] | None = None
+    value: float
+    median: float
+    fraction: float
+    shape: Annotated[str, StringConstraints(max_length=128)] | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
 
 
 class IterationRecord(ApiModel):
@@ -386,6 +428,13 @@ class OrchestrationStatus(ApiModel):
     )
     groups: Annotated[list[GroupStatus], Field(max_length=MAX_NODES)] | None = None
     iteration_history: Annotated[list[IterationRecord], Field(max_length=64)] | None = None
+    judging: JudgingStatus | None = Field(None, description="What judges this category (our extension).")
+    performance_outliers: Annotated[list[OutlierStatus], Field(max_length=256)] | None = Field(
+        None, description="Groups below the stated fraction of the median of same-shape groups (our extension)."
+    )
+    outlier_check: Annotated[str, StringConstraints(max_length=512)] | None = Field(
+        None, description="How the outlier check ran, or why it could not (too few groups of a shape)."
+    )
 
 
 class DomainResult(ApiModel):

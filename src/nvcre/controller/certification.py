@@ -15,6 +15,7 @@ import logging
 
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
+from nvcre.controller import judging
 from nvcre.controller import labels as L
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
@@ -86,7 +87,7 @@ def _start(ctx: Context, cert: dict) -> float | None:
     except Exception as err:
         _fail(ctx, cert, compose.certification_reason_for(err), str(getattr(err, "message", err))[:1024])
         return None
-    workflow = _ensure_workflow(ctx, cert, 0, resolved[0], adapter)
+    workflow = _ensure_workflow(ctx, cert, 0, resolved[0], adapter, total_nodes=len(found.nodes))
     if workflow is None:
         return None
     excluded = [{"name": e["name"], "reason": e["reason"]} for e in found.excluded]
@@ -126,8 +127,8 @@ def _start(ctx: Context, cert: dict) -> float | None:
     return ctx.settings.resync_seconds
 
 
-def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str) -> dict | None:
-    body = compose.workflow_for_category(ctx, cert, index, resolved, adapter)
+def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str, total_nodes: int | None = None) -> dict | None:
+    body = compose.workflow_for_category(ctx, cert, index, resolved, adapter, total_nodes=total_nodes)
     try:
         existing, _ = ctx.kube.create(body)
     except Exception as err:
@@ -148,6 +149,8 @@ def _summary(entries: list[dict], failed_nodes: list[dict], excluded: list[dict]
         result = "RUNNING"
     elif failed:
         result = "FAILED"
+    elif judging.not_judged(entries):
+        result = "NOT JUDGED"
     else:
         result = "INCOMPLETE" if excluded else "PASSED"
     return {
@@ -176,7 +179,7 @@ def _advance(ctx: Context, cert: dict) -> float | None:
             resolved = compose.resolve_certification_category(cert, index, platform, arch)
         except Exception as err:
             return _mark_category(ctx, cert, index, "Failed", message=f"cannot resolve: {getattr(err, 'message', err)}"[:1024])
-        workflow = _ensure_workflow(ctx, cert, index, resolved, compose.choose_adapter(ctx))
+        workflow = _ensure_workflow(ctx, cert, index, resolved, compose.choose_adapter(ctx), total_nodes=st.get("totalNodes"))
         if workflow is None:
             return None
         cat = categories[index]
@@ -250,6 +253,7 @@ def _mark_category(
                 cur["validationFailed"] = True
             if status == "Failed" and message:
                 cur["message"] = message[:1024]
+            cur.update(judging.category_fields(workflow))
             merged, _ = c.merge_failed_nodes(ost.get("failedNodes"), [{"name": n["name"], "reason": n["reason"]} for n in failed])
             ost["failedNodes"] = merged[:MAX_CERT_FAILED_NODES]
             if orch.get("excludedNodes"):

@@ -115,13 +115,15 @@ def choose_adapter(ctx: Context) -> str:
         return "native"
 
 
-def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapter: str) -> dict:
+def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapter: str, total_nodes: int | None = None) -> dict:
     """The Workflow object one Certification category runs as (deterministic name)."""
+    from nvcre.controller import judging
+
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
     options = category.get("options")
     name = naming.workflow_name(meta["name"], category["domain"], category["variant"], options)
-    return build_workflow(
+    body = build_workflow(
         name=name,
         namespace=meta["namespace"],
         owner=cert,
@@ -136,6 +138,7 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
         annotations={CATEGORY_INDEX: str(index)},
         stall_grace=(category.get("options") or {}).get("schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
     )
+    return judging.annotate(body, spec, category, judging.judging_for_category(spec, category, resolved, total_nodes))
 
 
 def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels, annotations, stall_grace=None) -> dict:
@@ -324,6 +327,10 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
     }
     if found.products:
         orchestration["gpuProducts"] = found.products[:16]
+    from nvcre.controller.judging import judging_of
+
+    if judged := judging_of(wf):
+        orchestration["judging"] = judged
     if excluded:
         orchestration["excludedNodes"] = [{"name": e["name"], "reason": e["reason"]} for e in excluded]
         reasons = sorted({e.get("message") or e["reason"] for e in excluded})

@@ -234,6 +234,9 @@ def category_report(
             + workload_env(((wf or {}).get("spec") or {}).get("jobTemplate"))
         ),
     )
+    from nvcre.report.judging import add_judging
+
+    add_judging(category, wf, jobs, plan.recorded)
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
     category.isolation = isolation_text(orch.get("isolation"))
     category.next_steps = next_step_hints(category, namespace)

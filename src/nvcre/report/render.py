@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from nvcre.errors import UserError
+from nvcre.errors import EXIT_NOT_JUDGED, UserError
 from nvcre.report.html import render_html
 from nvcre.report.json_report import render_json
 from nvcre.report.junit import render_junit
@@ -21,8 +21,9 @@ RENDERERS: dict[str, Callable[[Report], str]] = {
 }
 
 # Exit codes a report's result maps to: PASSED and INCOMPLETE succeed, FAILED fails,
-# RUNNING is "not finished" (3) so a script can tell it from a failure.
-RESULT_EXIT = {"PASSED": 0, "INCOMPLETE": 0, "FAILED": 1, "RUNNING": 3}
+# RUNNING is "not finished" (3) so a script can tell it from a failure; NOT JUDGED
+# (nothing judged a category: no thresholds, no stage, no baseline) is never a success.
+RESULT_EXIT = {"PASSED": 0, "INCOMPLETE": 0, "FAILED": 1, "RUNNING": 3, "NOT JUDGED": EXIT_NOT_JUDGED}
 
 
 def render(report: Report, fmt: str) -> str:

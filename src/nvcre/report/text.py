@@ -25,7 +25,7 @@ def render_text(report: Report) -> str:
     lines += _header(report)
     lines.append("")
     for category in report.categories:
-        lines += _card(category.key, _category_body(category, report.namespace))
+        lines += _card(category.key, _category_body(category, report.namespace) + _judging_rows(category))
         lines.append("")
     lines += _card("Summary", _summary_body(report))
     lines.append("")
@@ -275,5 +275,17 @@ def _summary_body(report: Report) -> list[str]:
             body.append(f"    - {name}  {', '.join(reasons.get(name, []))}")
         if len(report.failed_nodes) > MAX_SUMMARY_NODES:
             body.append(f"    ... and {len(report.failed_nodes) - MAX_SUMMARY_NODES} more (see -o json)")
+    if report.gpu_hours is not None:
+        body.append(f"  {'GPU-hours:':<14}{report.gpu_hours:.2f}")
     body.append(f"  {'Result:':<14}{report.result}")
     return body
+
+
+def _judging_rows(category: CategoryReport) -> list[str]:
+    """What judged the category (or that nothing did), outliers, regressions, GPU-hours."""
+    from nvcre.report.judging import judging_lines
+
+    rows: list[str] = []
+    for line in judging_lines(category):
+        rows += textwrap.wrap(line, INNER - 4, initial_indent="  ", subsequent_indent="    ") or [""]
+    return rows
