@@ -273,8 +273,9 @@ class GroupStatus(ApiModel):
         None, description="Bandwidth per message size for this group (our extension; keep to the sizes reported)."
     )
     transport: Transport | None = Field(None, description="NCCL network the group used (our extension).")
-    peak_bus_bw: float | None = Field(
-        None, alias="peakBusBW", description="The group's headline: peak bus bandwidth over sizes, GB/s (our extension)."
+    headline: float | None = Field(
+        None, description="The group's headline figure: peak bus bandwidth over sizes (GB/s), else TFLOP/s per GPU; "
+        "what the fleet-relative outlier check compares (our extension)."
     )
 
 
@@ -303,6 +304,11 @@ class JudgingStatus(ApiModel):
     stage: Annotated[str, StringConstraints(max_length=32)] | None = None
     message: Annotated[str, StringConstraints(max_length=1024)] | None = None
     derived: Annotated[list[DerivedThresholdStatus], Field(max_length=8)] | None = None
+    gpus_per_node: int | None = None
+    nics_per_node: int | None = None
+    inferred: Annotated[list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=8)] | None = Field(
+        None, description="Hardware values read from the nodes rather than the catalog's defaults."
+    )
 
 
 class OutlierStatus(ApiModel):

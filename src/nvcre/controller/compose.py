@@ -138,7 +138,7 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
         annotations={CATEGORY_INDEX: str(index)},
         stall_grace=(category.get("options") or {}).get("schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
     )
-    return judging.annotate(body, spec, category, judging.judging_for_category(spec, category, resolved, total_nodes))
+    return judging.annotate(body, spec, category, judging.judging_for_category(spec, category, resolved, total_nodes), resolved)
 
 
 def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels, annotations, stall_grace=None) -> dict:

@@ -46,10 +46,16 @@ def judging_for_category(spec: dict, category: dict, resolved, total_nodes: int 
     )
 
 
-def annotate(body: dict, spec: dict, category: dict, judging: Judging) -> dict:
+def annotate(body: dict, spec: dict, category: dict, judging: Judging, resolved=None) -> dict:
     """Put the derived thresholds into the Workflow spec and the decision into annotations."""
     annotations = body["metadata"].setdefault("annotations", {})
-    annotations[JUDGING_ANNOTATION] = json.dumps(judging.to_dict(), separators=(",", ":"), sort_keys=True)
+    record = judging.to_dict()
+    record["gpusPerNode"] = int(getattr(resolved, "gpus_per_node", 0) or 0)
+    record["nicsPerNode"] = int(getattr(resolved, "mlnx_per_node", 0) or 0)
+    inferred = (getattr(resolved, "extra", None) or {}).get("inferred")
+    if inferred:
+        record["inferred"] = list(inferred)[:8]
+    annotations[JUDGING_ANNOTATION] = json.dumps(record, separators=(",", ":"), sort_keys=True)
     fraction = option(spec, category, "outlierFraction")
     if fraction is not None:
         annotations[OUTLIER_FRACTION_ANNOTATION] = f"{float(fraction):g}"

@@ -19,6 +19,7 @@ from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller import node_results
+from nvcre.controller import outlier_check
 from nvcre.controller import workflow_core as core
 from nvcre.controller.access import RUN_ROLEBINDING, AccessChecker, missing_message
 from nvcre.controller.conditions import WorkflowReason
@@ -201,6 +202,7 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
         launched.append((i, job_name))
 
     now_text = ctx.now_text()
+    outlier_events: list[tuple[str, str, str]] = []
 
     def mutate(o: dict) -> bool:
         ost = o["status"]
@@ -246,6 +248,8 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
         if done == len(cur) and diagnose_round:
             pass  # the diagnose driver records the round and plans the next one
         elif done == len(cur):
+            if iteration >= iterations:
+                outlier_events[:] = outlier_check.apply(ost, o, iteration)
             if iteration < iterations:
                 history = oorch.setdefault("iterationHistory", [])
                 history.append({"iteration": iteration, "groups": [_summary(g) for g in cur]})
@@ -278,6 +282,8 @@ def _step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | No
     written = write_workflow_status(ctx, wf, mutate)
     if written is None:
         return None
+    for event_type, reason, note in outlier_events:
+        ctx.events.emit(written, event_type, reason, note)
     if int(((written.get("status") or {}).get("orchestration") or {}).get("currentIteration") or 1) > iteration:
         _delete_iteration_jobs(ctx, written, iteration)
         return 0.0
@@ -346,6 +352,8 @@ def _absorb_job(st: dict, group: dict, outcome: core.GroupOutcome, job: dict | N
     failed nodes go to ``pending``, merged once per pass (one merge, not one per Job)."""
     jst = (job or {}).get("status") or {}
     measured = jst.get("measurements") or {}
+    if (figure := outlier_check.headline(measured)) is not None:
+        group["headline"] = figure  # the fleet-relative outlier check compares these
     if measured.get("bandwidth"):
         if n_groups <= GROUP_BANDWIDTH_LIMIT:
             group["bandwidth"] = measured["bandwidth"][:64]
