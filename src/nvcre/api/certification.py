@@ -18,6 +18,7 @@ from nvcre.api.common import (
     ExcludedNode,
     FailedNodes,
     FieldProblem,
+    InferredHardware,
     NamespacedRef,
     Phase,
     TargetSpec,
@@ -211,6 +212,9 @@ class CertificationStatus(ApiModel):
         None, alias="gpuArchitecture", description="Detected GPU architecture (majority of target nodes)."
     )
     total_nodes: int | None = Field(None, description="Target nodes discovered.")
+    inferred_hardware: InferredHardware | None = Field(
+        None, description="GPUs and NICs per node read from the nodes, for a GPU without catalog defaults."
+    )
     excluded_nodes: Annotated[list[ExcludedNode], Field(max_length=8192)] | None = Field(
         None, description="Target nodes left out, each with a reason."
     )

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from nvcre.api.common import (
+    InferredHardware,
     MAX_NODES,
     PHASE_DESCRIPTION,
     ApiModel,
@@ -435,6 +436,9 @@ class OrchestrationStatus(ApiModel):
     groups: Annotated[list[GroupStatus], Field(max_length=MAX_NODES)] | None = None
     iteration_history: Annotated[list[IterationRecord], Field(max_length=64)] | None = None
     judging: JudgingStatus | None = Field(None, description="What judges this category (our extension).")
+    inferred_hardware: InferredHardware | None = Field(
+        None, description="GPUs and NICs per node read from the nodes, for a GPU without catalog defaults."
+    )
     performance_outliers: Annotated[list[OutlierStatus], Field(max_length=256)] | None = Field(
         None, description="Groups below the stated fraction of the median of same-shape groups (our extension)."
     )

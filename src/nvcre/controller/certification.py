@@ -83,7 +83,8 @@ def _start(ctx: Context, cert: dict) -> float | None:
 
     adapter = compose.choose_adapter(ctx)
     try:
-        resolved = [compose.resolve_certification_category(cert, i, found.platform, found.arch) for i in range(len(categories))]
+        resolved = [compose.resolve_certification_category(cert, i, found.platform, found.arch, found.nodes)
+                    for i in range(len(categories))]
     except Exception as err:
         _fail(ctx, cert, compose.certification_reason_for(err), str(getattr(err, "message", err))[:1024])
         return None
@@ -111,6 +112,8 @@ def _start(ctx: Context, cert: dict) -> float | None:
         st["platform"] = found.platform
         st["gpuArchitecture"] = found.arch
         st["totalNodes"] = len(found.nodes)
+        if resolved and resolved[0].extra.get("inferredHardware"):
+            st["inferredHardware"] = resolved[0].extra["inferredHardware"]
         if excluded:
             st["excludedNodes"] = excluded
         st["summary"] = _summary(entries, [], excluded)

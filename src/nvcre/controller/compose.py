@@ -89,11 +89,14 @@ def gpu_nodes(ctx: Context) -> list[dict]:
 
 
 # ---------------------------------------------------------------- resolution
-def resolve_certification_category(cert: dict, index: int, platform: str, arch: str):
+def resolve_certification_category(cert: dict, index: int, platform: str, arch: str, nodes: list[dict] | None = None,
+                                   inferred: dict | None = None):
     from nvcre.catalog.resolve import resolve_category
+    from nvcre.controller.hardware import inferred_for, with_inferred
 
-    spec = cert.get("spec") or {}
-    return resolve_category(
+    hw = inferred_for(cert, arch, nodes, inferred)
+    spec = with_inferred(cert.get("spec") or {}, hw)
+    resolved = resolve_category(
         spec["categories"][index],
         spec,
         platform=platform,
@@ -103,6 +106,10 @@ def resolve_certification_category(cert: dict, index: int, platform: str, arch: 
         index=index,
         source=f"Certification/{cert['metadata']['name']}",
     )
+    if hw is not None:
+        resolved.extra["inferred"] = list(hw.sources)
+        resolved.extra["inferredHardware"] = hw.to_dict()
+    return resolved
 
 
 def choose_adapter(ctx: Context) -> str:
@@ -207,7 +214,7 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
     return body
 
 
-def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
+def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, nodes: list[dict] | None = None):
     """Re-resolve the Workflow's category from its source (Certification or WorkloadRun)."""
     meta = wf["metadata"]
     labels = meta.get("labels") or {}
@@ -224,13 +231,14 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str):
         parent = ctx.kube.get(NVCRE_API_VERSION, "Workflow", owner["name"], ns)
         if parent is None:
             raise PlanError(WorkflowReason.PARTITION_ERROR, "the Workflow this isolation belongs to is gone")
-        return resolve_for_workflow(ctx, parent, platform, arch)
+        return resolve_for_workflow(ctx, parent, platform, arch, nodes)
     cert_name = owner.get("name") or labels.get(L.CERTIFICATION)
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", cert_name, ns) if cert_name else None
     if cert is None:
         raise PlanError(WorkflowReason.PARTITION_ERROR, "the Certification this Workflow belongs to is gone")
     index = int((meta.get("annotations") or {}).get(CATEGORY_INDEX, "0"))
-    return resolve_certification_category(cert, index, platform, arch)
+    recorded = ((wf.get("status") or {}).get("orchestration") or {}).get("inferredHardware")
+    return resolve_certification_category(cert, index, platform, arch, nodes, recorded)
 
 
 def adapter_of(wf: dict) -> str:
@@ -274,7 +282,7 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
     if len(counts) > 1:
         raise PlanError(WorkflowReason.HETEROGENEOUS_PLATFORM, f"Target nodes report different platforms: {counts}")
     try:
-        resolved = resolve_for_workflow(ctx, wf, first.platform, first.arch)
+        resolved = resolve_for_workflow(ctx, wf, first.platform, first.arch, first.nodes)
     except PlanError:
         raise
     except Exception as err:  # a catalog or option problem is the spec's, named in the message
@@ -331,6 +339,8 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
 
     if judged := judging_of(wf):
         orchestration["judging"] = judged
+    if resolved.extra.get("inferredHardware"):
+        orchestration["inferredHardware"] = resolved.extra["inferredHardware"]
     if excluded:
         orchestration["excludedNodes"] = [{"name": e["name"], "reason": e["reason"]} for e in excluded]
         reasons = sorted({e.get("message") or e["reason"] for e in excluded})
