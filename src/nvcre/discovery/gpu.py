@@ -214,9 +214,11 @@ class InferredHardware:
 
 
 def _int(value: Any) -> int | None:
+    from nvcre.api.quantity import parse_quantity
+
     try:
-        number = int(float(str(value)))
-    except (TypeError, ValueError):
+        number = int(parse_quantity(str(value)))
+    except (TypeError, ValueError, ArithmeticError):
         return None
     return number if number >= 0 else None
 
