@@ -135,9 +135,23 @@ def render_certification(
                 f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
                 f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
             )
+            comments.append(f"{cert.name} {resolved.key} judged: {_judging_line(spec, category, resolved, len(names))}")
             objects += _render_groups(resolved, f"{cert.name}-{resolved.variant}", groups, namespace=ns,
                                       adapter=adapter, target=spec.target)
     _emit(objects, comments, output)
+
+
+def _judging_line(spec, category, resolved: ResolvedCategory, total_nodes: int) -> str:
+    """What would judge this category: the spec's thresholds, a stage's derived bar (with source), or nothing."""
+    from nvcre.controller.judging import judging_for_category
+
+    as_dict = spec.model_dump(by_alias=True, exclude_none=True)
+    judging = judging_for_category(as_dict, category.model_dump(by_alias=True, exclude_none=True), resolved, total_nodes)
+    if judging.derived:
+        return "; ".join(d.text for d in judging.derived)
+    if judging.thresholds:
+        return ", ".join(f"{k} {v}" for k, v in judging.thresholds.items())
+    return judging.message
 
 
 @workloadrun_app.command("render")

@@ -19,7 +19,8 @@ from nvcre.catalog.template import CatalogError
 BASELINES_FILE = Path(__file__).resolve().parent.parent / "catalog" / "_lib" / "baselines.yaml"
 SCOPES = ("intra-node", "inter-node", "mnnvl")
 UNKNOWN = "unknown"
-_ENTRY_KEYS = {"arch", "fabric", "category", "scope", "nodes", "metric", "expected", "acceptance", "source"}
+_ENTRY_KEYS = {"arch", "fabric", "category", "scope", "nodes", "metric", "expected", "acceptance", "source",
+               "acceptanceSource"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,11 @@ class Baseline:
     acceptance: float | None
     source: str
     nodes: tuple[int, int] | None = None  # inter-node: the group sizes it holds for
+    acceptance_source: str = ""  # the pass line's own source, short
+
+    @property
+    def cited(self) -> str:
+        return self.acceptance_source or self.source
 
     @property
     def scope_text(self) -> str:
@@ -63,6 +69,8 @@ class Baseline:
             "metric": self.metric, "expected": self.expected if self.expected is not None else UNKNOWN,
             "acceptance": self.acceptance if self.acceptance is not None else UNKNOWN, "source": self.source,
         }
+        if self.acceptance_source:
+            out["acceptanceSource"] = self.acceptance_source
         if self.nodes:
             out["nodes"] = list(self.nodes)
         return out
@@ -144,7 +152,10 @@ def parse_baselines(data: Any, where: str = "_lib/baselines.yaml") -> BaselineSe
             expected=_number(f"{at}.expected", raw.get("expected", UNKNOWN)),
             acceptance=_number(f"{at}.acceptance", raw.get("acceptance", UNKNOWN)),
             source=raw["source"].strip(), nodes=tuple(nodes) if nodes else None,
+            acceptance_source=str(raw.get("acceptanceSource") or "").strip(),
         )
+        if entry.acceptance is not None and not entry.acceptance_source:
+            raise CatalogError(f"{at}.acceptanceSource: an acceptance line needs its own source")
         key = (entry.arch, entry.fabric, entry.category, entry.scope, entry.metric, entry.nodes)
         if key in seen:
             raise CatalogError(f"{at}: duplicate entry for {entry.arch}/{entry.fabric} {entry.category} {entry.scope_text}")

@@ -132,7 +132,7 @@ def judging_for(
         bar = _bar(entry.acceptance * stage_row.fraction)
         derived.append(DerivedThreshold(
             key=key, expression=f"value >= {bar:g}", bar=bar, stage=stage, fraction=stage_row.fraction,
-            acceptance=entry.acceptance, scope=f"{arch.upper()} {entry.scope_text}", source=entry.source,
+            acceptance=entry.acceptance, scope=f"{arch.upper()} {entry.scope_text}", source=entry.cited,
         ))
     if not derived:
         return Judging(NO_BASELINE, stage, {}, (),
