@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def crds(kubectl) -> None:
     """The chart's CRDs, applied to the real API server and established."""
     kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "charts" / "nvcre" / "crds"))
-    for plural in ("certifications", "workflows", "jobs", "workloadruns", "bandwidthmeasurements", "goodputmeasurements", "logprofiles"):
+    for plural in ("certifications", "workflows", "jobs", "workloadruns", "bandwidthmeasurements", "goodputmeasurements", "logprofiles", "nodereadinesses"):
         kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{plural}.nvcre.nvidia.com")
 
 

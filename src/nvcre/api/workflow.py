@@ -307,6 +307,7 @@ class JudgingStatus(ApiModel):
     derived: Annotated[list[DerivedThresholdStatus], Field(max_length=8)] | None = None
     gpus_per_node: int | None = None
     nics_per_node: int | None = None
+    image: Annotated[str, StringConstraints(max_length=256)] | None = None
     inferred: Annotated[list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=8)] | None = Field(
         None, description="Hardware values read from the nodes rather than the catalog's defaults."
     )
@@ -321,6 +322,19 @@ class OutlierStatus(ApiModel):
     median: float
     fraction: float
     shape: Annotated[str, StringConstraints(max_length=128)] | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+
+
+class RegressionStatus(ApiModel):
+    """A node's figure below its own last passing result on the same category and scope (our extension)."""
+
+    node: NodeName
+    category: Annotated[str, StringConstraints(max_length=128)]
+    scope: Annotated[str, StringConstraints(max_length=256)] | None = None
+    value: float
+    previous: float
+    previous_run: Annotated[str, StringConstraints(max_length=256)] | None = None
+    margin: float | None = None
     message: Annotated[str, StringConstraints(max_length=1024)] | None = None
 
 
@@ -444,6 +458,12 @@ class OrchestrationStatus(ApiModel):
     )
     outlier_check: Annotated[str, StringConstraints(max_length=512)] | None = Field(
         None, description="How the outlier check ran, or why it could not (too few groups of a shape)."
+    )
+    ledger: Annotated[str, StringConstraints(max_length=512)] | None = Field(
+        None, description="Set once the node readiness ledger was written for this Workflow (or why it was not)."
+    )
+    regressions: Annotated[list[RegressionStatus], Field(max_length=256)] | None = Field(
+        None, description="Nodes whose figure fell below their own last passing result by more than the margin."
     )
 
 

@@ -26,6 +26,7 @@ from nvcre.cli import rbac as _rbac  # noqa: F401,E402
 from nvcre.cli import cluster as _cluster  # noqa: F401,E402
 from nvcre.cli import setup as _setup  # noqa: F401,E402
 from nvcre.cli import baselines as _baselines  # noqa: F401,E402
+from nvcre.cli import nodes as _nodes  # noqa: F401,E402
 
 
 def main(argv: list[str] | None = None) -> int:

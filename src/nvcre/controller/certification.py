@@ -16,6 +16,7 @@ import logging
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
 from nvcre.controller import judging
+from nvcre.controller import ledger
 from nvcre.controller import labels as L
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
@@ -195,6 +196,8 @@ def _advance(ctx: Context, cert: dict) -> float | None:
         return _mark_category(ctx, cert, index, "Failed", message=f"Workflow for category {entry['domain']}/{entry['variant']} not found")
     wst = wf.get("status") or {}
     conds = wst.get("conditions") or []
+    if (wait := ledger.wait_for(ctx, wf)) is not None:
+        return wait  # the ledger (and any Regression) is written before the category is decided
     if c.is_true(conds, c.FAILED):
         return _mark_category(ctx, cert, index, "Failed", workflow=wf, message=c.message_of(conds, c.FAILED))
     if c.is_true(conds, c.SUCCEEDED):

@@ -52,6 +52,8 @@ def annotate(body: dict, spec: dict, category: dict, judging: Judging, resolved=
     record = judging.to_dict()
     record["gpusPerNode"] = int(getattr(resolved, "gpus_per_node", 0) or 0)
     record["nicsPerNode"] = int(getattr(resolved, "mlnx_per_node", 0) or 0)
+    if getattr(resolved, "image", None):
+        record["image"] = str(resolved.image)[:256]
     inferred = (getattr(resolved, "extra", None) or {}).get("inferred")
     if inferred:
         record["inferred"] = list(inferred)[:8]

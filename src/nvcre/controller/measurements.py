@@ -60,6 +60,8 @@ def read_bandwidth(text: str | None) -> Reading:
     job_fields = {"bandwidth": table, "busBandwidthGBps": values["busBandwidthGBps"], "algBandwidthGBps": values["algBandwidthGBps"]}
     if transport:
         job_fields["transport"] = transport[:64]
+    if result.nccl_version:  # the library that actually loaded (an image can carry two)
+        job_fields["ncclVersion"] = str(result.nccl_version)[:64]
     return Reading(status=status, values=values, job_fields=job_fields, ok=True)
 
 

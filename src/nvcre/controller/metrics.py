@@ -153,6 +153,9 @@ class ControllerMetrics:
         self.store = store or ObjectStore()
         self.registry = CollectorRegistry()
         self.registry.register(StatusCollector(self.store))
+        from nvcre.controller.ledger_metrics import ReadinessCollector
+
+        self.registry.register(ReadinessCollector(self.store))
         self.reconciles = Counter(
             "nvcre_reconcile_total", "Reconcile passes", ["kind", "result"], registry=self.registry
         )

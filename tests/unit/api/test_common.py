@@ -65,13 +65,14 @@ def test_format_path():
 
 def test_every_kind_is_registered_and_parses_minimal_objects():
     assert set(KINDS) == {"Certification", "Workflow", "Job", "WorkloadRun", "GoodputMeasurement",
-                          "BandwidthMeasurement", "LogProfile"}
+                          "BandwidthMeasurement", "LogProfile", "NodeReadiness"}
     minimal_specs = {
         "Workflow": {"jobTemplate": {"spec": {"workload": {"native": {"jobs": []}}}}, "orchestration": {}},
         "Job": {"workload": {"trainJob": {"runtimeRef": {"name": "r"}}}},
         "GoodputMeasurement": {"jobRef": {"kind": "Job", "name": "j"}, "logProfileRef": "megatron-training"},
         "BandwidthMeasurement": {"jobRef": {"kind": "Job", "name": "j"}, "logProfileRef": "nccl-bandwidth"},
         "LogProfile": {"timestamp": {"layout": "2006-01-02T15:04:05Z07:00"}},
+        "NodeReadiness": {"nodeName": "gpu-node-01"},
     }
     for kind, spec in minimal_specs.items():
         obj = parse_object({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": kind, "metadata": {"name": "x"}, "spec": spec})
