@@ -40,8 +40,7 @@ def fail_on_outlier(wf: dict) -> bool:
     return ((wf.get("metadata") or {}).get("annotations") or {}).get(FAIL_ON_OUTLIER_ANNOTATION) == "true"
 
 
-def _shape(wf: dict, nodes: int, scale: str | None) -> str:
-    gpus = judging_of(wf).get("gpusPerNode")
+def _shape(gpus: int | None, nodes: int, scale: str | None) -> str:
     per = f" x {gpus} GPUs" if gpus else ""
     scope = "intra-node" if nodes == 1 or scale == "intra-node" else ("intra-rack" if scale == "intra-rack" else "inter-node")
     return f"{nodes} node{'s' if nodes != 1 else ''}{per}, {scope}"
@@ -53,8 +52,11 @@ def apply(st: dict, wf: dict, iteration: int) -> list[tuple[str, str, str]]:
     scale = orch.get("testScale")
     if scale == "diagnose" or orch.get("diagnose"):
         return []
+    gpus = judging_of(wf).get("gpusPerNode")
+    shapes: dict[int, str] = {}
     figures = [
-        GroupFigure(g["name"], tuple(g.get("nodes") or ()), float(g["headline"]), _shape(wf, len(g.get("nodes") or ()), scale))
+        GroupFigure(g["name"], tuple(g.get("nodes") or ()), float(g["headline"]),
+                    shapes.get(len(g["nodes"])) or shapes.setdefault(len(g["nodes"]), _shape(gpus, len(g["nodes"]), scale)))
         for g in orch.get("groups") or []
         if g.get("headline") is not None and g.get("nodes")
     ]

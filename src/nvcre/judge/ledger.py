@@ -10,7 +10,6 @@ number of objects of bounded size).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,7 +115,7 @@ def last_result(results: list[dict]) -> str | None:
 def update(record: dict | None, new: list[NodeResult], margin: float | None = None) -> tuple[dict, list[Regression]]:
     """Fold ``new`` (one run's results for one node) into ``record`` (its status; None = first)."""
     bound = check_margin(margin)
-    out = copy.deepcopy(record) if record else {}
+    out = dict(record) if record else {}  # entries are replaced, never edited in place: a shallow copy is enough
     results: list[dict] = list(out.get("results") or [])
     history: list[dict] = list(out.get("history") or [])
     by_key = {f"{r.get('category')}|{r.get('scope')}": i for i, r in enumerate(results)}
