@@ -140,3 +140,37 @@ def test_crd_enum_lists_the_stages():
 
 
 _ = (CertificationSpec, FieldProblem)
+
+
+def test_reports_never_show_an_unjudged_category_as_a_quiet_pass():
+    from nvcre.report.model import CategoryReport, Outlier, Report
+    from nvcre.report.render import RESULT_EXIT, render
+
+    cat = CategoryReport(domain="communication", variant="nccl-all-reduce", status="Succeeded", judged=False,
+                         judging="not judged: no thresholds and no stage; set spec.stage",
+                         outliers=[Outlier(group="group-1", nodes=["gpu-node-07"], value=185.0, median=372.0, fraction=0.9,
+                                           message="group group-1 (gpu-node-05, gpu-node-06, gpu-node-07, gpu-node-08) "
+                                                   "measured 185")], gpu_hours=1.5)
+    report = Report(name="r", categories=[cat], categories_passed=1, categories_total=1, result="NOT JUDGED", gpu_hours=1.5)
+    assert RESULT_EXIT[report.result] == 4
+    text = render(report, "text")
+    assert "NOT JUDGED: not judged" in text and "PerformanceOutlier" in text and "gpu-node-07" in text
+    assert "GPU-hours:" in text and "Result:       NOT JUDGED" in text
+    assert "NOT JUDGED" in render(report, "html") and "PerformanceOutlier" in render(report, "html")
+    junit = render(report, "junit")
+    assert 'errors="1"' in junit and "NOT JUDGED" in junit
+    assert '"judged": false' in render(report, "json")
+
+
+def test_resolution_of_an_unknown_gpu_uses_the_nodes_not_the_fallback():
+    from nvcre.controller.compose import resolve_certification_category
+    from nvcre.sim.fleet import FleetSpec, build_fleet
+
+    nodes = build_fleet(FleetSpec(nodes=4, gpu="h20", platform="onprem")).nodes
+    cert = {"metadata": {"name": "c", "namespace": "n"},
+            "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}}
+    resolved = resolve_certification_category(cert, 0, "onprem", "h20", nodes)
+    assert resolved.gpus_per_node == 8 and resolved.mlnx_per_node == 1  # a shared rdma/ib pool: one device
+    assert any("nvidia.com/gpu capacity" in s for s in resolved.extra["inferred"])
+    own = {**cert, "spec": {**cert["spec"], "gpusPerNode": 4}}
+    assert resolve_certification_category(own, 0, "onprem", "h20", nodes).gpus_per_node == 4  # the user's value wins
