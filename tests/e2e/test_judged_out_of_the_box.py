@@ -111,3 +111,27 @@ def test_stage_outliers_ledger_and_regression(sim_fleet, controller, kube, names
     metrics = controller.metrics()
     assert 'nvcre_node_readiness{node="gpu-node-07",stage="production"} 1.0' in metrics
     assert 'nvcre_node_readiness{node="gpu-node-12",stage="none"} 0.0' in metrics
+
+
+def test_unknown_gpu_fleet_is_sized_from_its_nodes_and_judged_by_outliers(sim_fleet, controller, kube, namespace, kubeconfig,
+                                                                          e2e, monkeypatch):
+    """12 simulated H20 nodes (no catalog defaults, no acceptance line), one slow NIC."""
+    ledger_ns = f"nvcre-ledger-{uuid.uuid4().hex[:6]}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ledger_ns}})
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", ledger_ns)
+    sim_fleet.start({"name": "h20", "fleet": {"nodes": 12, "platform": "onprem", "gpu": "h20", "racks": 1}, "seed": 3,
+                     "noise": 0.01, "faults": [{"type": "degraded-nic", "node": "gpu-node-02", "factor": 0.5}]})
+    controller.start()
+    e2e.apply(kube, _cert(e2e, "h20", namespace, stage="production"))
+    cert = e2e.wait_terminal(kube, "Certification", "h20", namespace, 420, controller)
+    st = cert["status"]
+    assert st["gpuArchitecture"] == "h20" and st["summary"]["result"] == "NOT JUDGED", st
+    assert st["inferredHardware"]["gpusPerNode"] == 8 and "nvidia.com/gpu capacity" in st["inferredHardware"]["sources"][0]
+    assert st["categoryStatuses"][0]["judging"].startswith("not judged: no baseline for h20/onprem")
+    wf = kube.get(NVCRE_API_VERSION, "Workflow", st["categoryStatuses"][0]["workflowRef"]["name"], namespace)
+    outliers = wf["status"]["orchestration"]["performanceOutliers"]
+    assert [o["nodes"] for o in outliers] == [["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]], outliers
+    assert outliers[0]["shape"] == "4 nodes x 8 GPUs, inter-node"
+    report = _nvcrectl(kubeconfig, "certification", "report", "h20", "-n", namespace)
+    assert report.returncode == 4, report.stdout + report.stderr
+    assert "Inferred from the nodes: gpusPerNode=8" in report.stdout and "NOT JUDGED: no baseline for h20/onprem" in report.stdout

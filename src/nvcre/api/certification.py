@@ -237,7 +237,7 @@ class Certification(KubeObject):
         short_names=("cert", "certs"),
         columns=(
             RUN_PHASE,
-            PrinterColumn("Result", ".status.summary.result", description="PASSED, FAILED, INCOMPLETE or RUNNING"),
+            PrinterColumn("Result", ".status.summary.result", description="PASSED, FAILED, INCOMPLETE, NOT JUDGED or RUNNING"),
             PrinterColumn("Passed", ".status.summary.categoriesPassed", description="Categories passed, N/M"),
             PrinterColumn("Failed-Nodes", ".status.summary.failedNodeCount", "integer"),
             PrinterColumn("Platform", ".status.platform", priority=1),

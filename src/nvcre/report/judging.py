@@ -76,7 +76,7 @@ def judging_lines(category: CategoryReport) -> list[str]:
     """Short lines for text and HTML: never silent about an unjudged category."""
     lines: list[str] = []
     if category.judged is False:
-        lines.append(f"NOT JUDGED: {category.judging or 'no thresholds and no stage'}")
+        lines.append(f"NOT JUDGED: {(category.judging or 'no thresholds and no stage').removeprefix('not judged: ')}")
     for text in category.derived_thresholds:
         lines.append(f"Judged by: {text}")
     for o in category.outliers:

@@ -154,7 +154,7 @@ def test_reports_never_show_an_unjudged_category_as_a_quiet_pass():
     report = Report(name="r", categories=[cat], categories_passed=1, categories_total=1, result="NOT JUDGED", gpu_hours=1.5)
     assert RESULT_EXIT[report.result] == 4
     text = render(report, "text")
-    assert "NOT JUDGED: not judged" in text and "PerformanceOutlier" in text and "gpu-node-07" in text
+    assert "NOT JUDGED: no thresholds and no stage; set spec.stage" in text and "PerformanceOutlier" in text and "gpu-node-07" in text
     assert "GPU-hours:" in text and "Result:       NOT JUDGED" in text
     assert "NOT JUDGED" in render(report, "html") and "PerformanceOutlier" in render(report, "html")
     junit = render(report, "junit")
