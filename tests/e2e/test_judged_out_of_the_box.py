@@ -58,7 +58,10 @@ def test_stage_outliers_ledger_and_regression(sim_fleet, controller, kube, names
     judging = wf["status"]["orchestration"]["judging"]
     assert judging["state"] == "stage" and judging["derived"][0]["expression"] == "value >= 370"
     assert "cluster-readiness-engine" in judging["derived"][0]["source"]
-    assert {(n["name"], n["reason"]) for n in wf["status"]["failedNodes"]} == {("gpu-node-07", "ThresholdViolation")}
+    iso = wf["status"]["orchestration"].get("isolation") or {}
+    child = kube.get(NVCRE_API_VERSION, "Workflow", iso.get("workflow", "-"), namespace) or {}
+    why = json.dumps({"isolation": iso, "child": child.get("status"), "groups": wf["status"]["orchestration"]["groups"]})[:6000]
+    assert {(n["name"], n["reason"]) for n in wf["status"]["failedNodes"]} == {("gpu-node-07", "ThresholdViolation")}, why
     report = _nvcrectl(kubeconfig, "certification", "report", "prod-1", "-n", namespace, "-o", "json")
     assert report.returncode == 1, report.stderr
     doc = json.loads(report.stdout)
@@ -129,7 +132,12 @@ def test_unknown_gpu_fleet_is_sized_from_its_nodes_and_judged_by_outliers(sim_fl
     assert st["inferredHardware"]["gpusPerNode"] == 8 and "nvidia.com/gpu capacity" in st["inferredHardware"]["sources"][0]
     assert st["categoryStatuses"][0]["judging"].startswith("not judged: no baseline for h20/onprem")
     wf = kube.get(NVCRE_API_VERSION, "Workflow", st["categoryStatuses"][0]["workflowRef"]["name"], namespace)
-    outliers = wf["status"]["orchestration"]["performanceOutliers"]
+    orch = wf["status"]["orchestration"]
+    jobs = kube.list(NVCRE_API_VERSION, "Job", namespace)
+    why = json.dumps({"check": orch.get("outlierCheck"), "groups": orch.get("groups"),
+                      "jobs": [j.get("status") for j in jobs]})[:8000]
+    assert orch.get("performanceOutliers"), why
+    outliers = orch["performanceOutliers"]
     assert [o["nodes"] for o in outliers] == [["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]], outliers
     assert outliers[0]["shape"] == "4 nodes x 8 GPUs, inter-node"
     report = _nvcrectl(kubeconfig, "certification", "report", "h20", "-n", namespace)
