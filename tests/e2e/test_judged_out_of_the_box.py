@@ -118,11 +118,12 @@ def test_stage_outliers_ledger_and_regression(sim_fleet, controller, kube, names
 
 def test_unknown_gpu_fleet_is_sized_from_its_nodes_and_judged_by_outliers(sim_fleet, controller, kube, namespace, kubeconfig,
                                                                           e2e, monkeypatch):
-    """12 simulated H20 nodes (no catalog defaults, no acceptance line), one slow NIC."""
+    """12 simulated H20 nodes (no catalog defaults, no acceptance line), one slow NIC. Together AI's
+    fragment requests the NICs for any GPU (on-prem only does so for GB200/GB300/B200/B300)."""
     ledger_ns = f"nvcre-ledger-{uuid.uuid4().hex[:6]}"
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ledger_ns}})
     monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", ledger_ns)
-    sim_fleet.start({"name": "h20", "fleet": {"nodes": 12, "platform": "onprem", "gpu": "h20", "racks": 1}, "seed": 3,
+    sim_fleet.start({"name": "h20", "fleet": {"nodes": 12, "platform": "togetherai", "gpu": "h20", "racks": 1}, "seed": 3,
                      "noise": 0.01, "faults": [{"type": "degraded-nic", "node": "gpu-node-02", "factor": 0.5}]})
     controller.start()
     e2e.apply(kube, _cert(e2e, "h20", namespace, stage="production"))
@@ -130,7 +131,8 @@ def test_unknown_gpu_fleet_is_sized_from_its_nodes_and_judged_by_outliers(sim_fl
     st = cert["status"]
     assert st["gpuArchitecture"] == "h20" and st["summary"]["result"] == "NOT JUDGED", st
     assert st["inferredHardware"]["gpusPerNode"] == 8 and "nvidia.com/gpu capacity" in st["inferredHardware"]["sources"][0]
-    assert st["categoryStatuses"][0]["judging"].startswith("not judged: no baseline for h20/onprem")
+    assert "mlnxPerNode=8 (nvidia.com/mlnxnics allocatable)" in st["inferredHardware"]["sources"]
+    assert st["categoryStatuses"][0]["judging"].startswith("not judged: no baseline for h20/togetherai")
     wf = kube.get(NVCRE_API_VERSION, "Workflow", st["categoryStatuses"][0]["workflowRef"]["name"], namespace)
     orch = wf["status"]["orchestration"]
     jobs = kube.list(NVCRE_API_VERSION, "Job", namespace)
@@ -142,4 +144,4 @@ def test_unknown_gpu_fleet_is_sized_from_its_nodes_and_judged_by_outliers(sim_fl
     assert outliers[0]["shape"] == "4 nodes x 8 GPUs, inter-node"
     report = _nvcrectl(kubeconfig, "certification", "report", "h20", "-n", namespace)
     assert report.returncode == 4, report.stdout + report.stderr
-    assert "Inferred from the nodes: gpusPerNode=8" in report.stdout and "NOT JUDGED: no baseline for h20/onprem" in report.stdout
+    assert "Inferred from the nodes: gpusPerNode=8" in report.stdout and "NOT JUDGED: no baseline for h20/togetherai" in report.stdout
