@@ -46,7 +46,7 @@ def crds(kubectl) -> None:
     """The chart's CRDs, applied to the real API server and established."""
     kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "charts" / "nvcre" / "crds"))
     for plural in ("certifications", "workflows", "jobs", "workloadruns", "bandwidthmeasurements", "goodputmeasurements", "logprofiles",
-                   "reportexportpolicies", "reportexports"):
+                   "reportexportpolicies", "reportexports", "nodereadinesses"):
         kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{plural}.nvcre.nvidia.com")
 
 

@@ -8,6 +8,7 @@ from nvcre.api.certification import Certification, CertificationCategory, Certif
 from nvcre.api.common import API_GROUP, API_VERSION, GROUP_VERSION, Condition, FailedNode, ObjectMeta, TargetSpec
 from nvcre.api.job import Job, JobSpec, JobStatus
 from nvcre.api.logprofile import LogProfile, LogProfileSpec
+from nvcre.api.nodereadiness import NodeReadiness, NodeReadinessSpec, NodeReadinessStatus
 from nvcre.api.measurement import (
     BandwidthMeasurement,
     BandwidthMeasurementSpec,
@@ -33,6 +34,7 @@ KINDS = {
         LogProfile,
         ReportExportPolicy,
         ReportExport,
+        NodeReadiness,
     )
 }
 """Every kind by name, in the order the docs list them."""

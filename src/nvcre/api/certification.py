@@ -18,6 +18,7 @@ from nvcre.api.common import (
     ExcludedNode,
     FailedNodes,
     FieldProblem,
+    InferredHardware,
     NamespacedRef,
     Phase,
     TargetSpec,
@@ -184,9 +185,15 @@ class CategoryStatus(ApiModel):
     status_detail: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
         None, description="While running: why it is blocked (e.g. pods unschedulable)."
     )
+    stage: Annotated[str, StringConstraints(max_length=32)] | None = Field(None, description="The readiness stage it ran at.")
+    judged: bool | None = Field(None, description="Something judged the result (thresholds, a stage, the tool).")
+    judging: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
+        None, description="What judged it, or why nothing did (our extension)."
+    )
+    outliers: int | None = Field(None, description="PerformanceOutlier groups found (our extension).")
 
 
-CertificationResult = Literal["PASSED", "FAILED", "INCOMPLETE", "RUNNING"]
+CertificationResult = Literal["PASSED", "FAILED", "INCOMPLETE", "NOT JUDGED", "RUNNING"]
 
 
 class CertificationSummary(ApiModel):
@@ -199,7 +206,8 @@ class CertificationSummary(ApiModel):
     failed_node_count: int = Field(0, description="Distinct nodes that failed in any category.")
     excluded_node_count: int = Field(0, description="Target nodes left out of the run.")
     result: CertificationResult = Field(
-        "RUNNING", description="PASSED, FAILED, INCOMPLETE (passed, but some target nodes were excluded) or RUNNING."
+        "RUNNING", description="PASSED, FAILED, INCOMPLETE (passed, but some target nodes were excluded), NOT JUDGED (nothing judged a "
+        "category: no thresholds, no stage or no baseline) or RUNNING."
     )
 
 
@@ -215,6 +223,9 @@ class CertificationStatus(ApiModel):
         None, alias="gpuArchitecture", description="Detected GPU architecture (majority of target nodes)."
     )
     total_nodes: int | None = Field(None, description="Target nodes discovered.")
+    inferred_hardware: InferredHardware | None = Field(
+        None, description="GPUs and NICs per node read from the nodes, for a GPU without catalog defaults."
+    )
     excluded_nodes: Annotated[list[ExcludedNode], Field(max_length=8192)] | None = Field(
         None, description="Target nodes left out, each with a reason."
     )
@@ -237,7 +248,7 @@ class Certification(KubeObject):
         short_names=("cert", "certs"),
         columns=(
             RUN_PHASE,
-            PrinterColumn("Result", ".status.summary.result", description="PASSED, FAILED, INCOMPLETE or RUNNING"),
+            PrinterColumn("Result", ".status.summary.result", description="PASSED, FAILED, INCOMPLETE, NOT JUDGED or RUNNING"),
             PrinterColumn("Passed", ".status.summary.categoriesPassed", description="Categories passed, N/M"),
             PrinterColumn("Failed-Nodes", ".status.summary.failedNodeCount", "integer"),
             PrinterColumn("Platform", ".status.platform", priority=1),

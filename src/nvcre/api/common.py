@@ -420,3 +420,12 @@ PHASE_DESCRIPTION = (
     "Pending, InProgress, Succeeded or Failed: the exclusive condition that is True, "
     "for `kubectl get` columns."
 )
+
+
+class InferredHardware(ApiModel):
+    """Sizing read from the nodes for a GPU the catalog has no defaults for (our extension)."""
+
+    gpus_per_node: int | None = None
+    mlnx_per_node: int | None = None
+    nic_resource_name: Annotated[str, StringConstraints(max_length=253)] | None = None
+    sources: Annotated[list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=8)] | None = None

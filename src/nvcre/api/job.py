@@ -160,6 +160,9 @@ class JobMeasurements(ApiModel):
     bus_bandwidth_gbps: float | None = Field(None, alias="busBandwidthGBps", description="Peak bus bandwidth, GB/s.")
     alg_bandwidth_gbps: float | None = Field(None, alias="algBandwidthGBps", description="Peak algorithm bandwidth, GB/s.")
     goodput_ratio: float | None = None
+    nccl_version: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        None, description="NCCL version the workload loaded, from its NCCL INFO lines (our extension)."
+    )
     avg_tflops_per_gpu: float | None = Field(None, alias="avgTFLOPsPerGPU")
     avg_step_time_sec: float | None = None
     thresholds: Annotated[list[ThresholdEvaluation], Field(max_length=16)] | None = Field(

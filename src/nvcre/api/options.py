@@ -39,6 +39,7 @@ from nvcre.api.rules import (
 from nvcre.measure.thresholds import THRESHOLD_KEYS, check_threshold
 
 TestScale = Literal["intra-node", "intra-rack", "full-scale", "diagnose"]
+Stage = Literal["bring-up", "burn-in", "preproduction", "production"]
 Placement = Literal["Pinned", "Unpinned"]
 RdmaDeviceAccess = Literal["hostPath", "devicePlugin"]
 
@@ -361,6 +362,25 @@ class CategoryOptions(ApiModel):
         None,
         description="Pass criteria: metric key -> CEL expression over `value` (a double) returning bool, e.g. "
         "'value >= 900'. Keys: " + ", ".join(sorted(THRESHOLD_KEYS)) + ". No thresholds by default. Replaced wholesale.",
+    )
+    stage: Stage | None = Field(
+        None,
+        description="Readiness stage (our extension): bring-up, burn-in, preproduction or production. Where no "
+        "threshold is set, the stage derives one as its stated fraction of the shipped acceptance line for the "
+        "detected GPU, fabric and scope (production: the line itself; `nvcrectl certification baselines`). "
+        "Thresholds in the spec always win.",
+    )
+    outlier_fraction: float | None = Field(
+        None,
+        ge=0.05,
+        le=1.0,
+        description="A group whose headline figure is below this fraction of the median of the groups of the "
+        "same shape is a PerformanceOutlier (default 0.9; needs at least 3 such groups). Our extension.",
+    )
+    fail_on_outlier: bool | None = Field(
+        None,
+        description="A PerformanceOutlier fails the category, and the slow node is isolated and named "
+        "(default false: a warning).",
     )
     dcgm_host: Annotated[str, StringConstraints(min_length=1, max_length=253, pattern=DCGM_HOST_PATTERN)] | None = Field(
         None,

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from nvcre.api.common import (
+    InferredHardware,
     MAX_NODES,
     PHASE_DESCRIPTION,
     ApiModel,
@@ -273,6 +274,68 @@ class GroupStatus(ApiModel):
         None, description="Bandwidth per message size for this group (our extension; keep to the sizes reported)."
     )
     transport: Transport | None = Field(None, description="NCCL network the group used (our extension).")
+    headline: float | None = Field(
+        None, description="The group's headline figure: peak bus bandwidth over sizes (GB/s), else TFLOP/s per GPU; "
+        "what the fleet-relative outlier check compares (our extension)."
+    )
+
+
+class DerivedThresholdStatus(ApiModel):
+    """A threshold a readiness stage derived from a shipped baseline (our extension)."""
+
+    key: Annotated[str, StringConstraints(max_length=64)]
+    expression: Annotated[str, StringConstraints(max_length=256)]
+    bar: float | None = None
+    stage: Annotated[str, StringConstraints(max_length=32)] | None = None
+    fraction: float | None = None
+    acceptance: float | None = None
+    scope: Annotated[str, StringConstraints(max_length=128)] | None = None
+    source: Annotated[str, StringConstraints(max_length=512)] | None = None
+    text: Annotated[str, StringConstraints(max_length=1024)] | None = None
+
+
+class JudgingStatus(ApiModel):
+    """What judges this category and where its thresholds came from (our extension)."""
+
+    state: Annotated[str, StringConstraints(max_length=32)] = Field(
+        description="thresholds (the spec's), stage (derived from a baseline), tool (the workload's own verdict), "
+        "none (nothing judged it) or no-baseline (a stage without a baseline for this hardware)."
+    )
+    judged: bool = False
+    stage: Annotated[str, StringConstraints(max_length=32)] | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    derived: Annotated[list[DerivedThresholdStatus], Field(max_length=8)] | None = None
+    gpus_per_node: int | None = None
+    nics_per_node: int | None = None
+    image: Annotated[str, StringConstraints(max_length=256)] | None = None
+    inferred: Annotated[list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=8)] | None = Field(
+        None, description="Hardware values read from the nodes rather than the catalog's defaults."
+    )
+
+
+class OutlierStatus(ApiModel):
+    """A group well below the median of the groups of its shape (our extension)."""
+
+    group: Annotated[str, StringConstraints(max_length=128)]
+    nodes: Annotated[list[NodeName], Field(max_length=1024)] | None = None
+    value: float
+    median: float
+    fraction: float
+    shape: Annotated[str, StringConstraints(max_length=128)] | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+
+
+class RegressionStatus(ApiModel):
+    """A node's figure below its own last passing result on the same category and scope (our extension)."""
+
+    node: NodeName
+    category: Annotated[str, StringConstraints(max_length=128)]
+    scope: Annotated[str, StringConstraints(max_length=256)] | None = None
+    value: float
+    previous: float
+    previous_run: Annotated[str, StringConstraints(max_length=256)] | None = None
+    margin: float | None = None
+    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
 
 
 class IterationRecord(ApiModel):
@@ -386,6 +449,22 @@ class OrchestrationStatus(ApiModel):
     )
     groups: Annotated[list[GroupStatus], Field(max_length=MAX_NODES)] | None = None
     iteration_history: Annotated[list[IterationRecord], Field(max_length=64)] | None = None
+    judging: JudgingStatus | None = Field(None, description="What judges this category (our extension).")
+    inferred_hardware: InferredHardware | None = Field(
+        None, description="GPUs and NICs per node read from the nodes, for a GPU without catalog defaults."
+    )
+    performance_outliers: Annotated[list[OutlierStatus], Field(max_length=256)] | None = Field(
+        None, description="Groups below the stated fraction of the median of same-shape groups (our extension)."
+    )
+    outlier_check: Annotated[str, StringConstraints(max_length=512)] | None = Field(
+        None, description="How the outlier check ran, or why it could not (too few groups of a shape)."
+    )
+    ledger: Annotated[str, StringConstraints(max_length=512)] | None = Field(
+        None, description="Set once the node readiness ledger was written for this Workflow (or why it was not)."
+    )
+    regressions: Annotated[list[RegressionStatus], Field(max_length=256)] | None = Field(
+        None, description="Nodes whose figure fell below their own last passing result by more than the margin."
+    )
 
 
 class DomainResult(ApiModel):

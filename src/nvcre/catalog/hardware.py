@@ -26,3 +26,8 @@ def check_gpu_arch(value: str) -> str:
     if arch not in known_architectures():
         raise UserError(f"--gpu-arch: unknown GPU architecture {value!r}; valid: {', '.join(known_architectures())}")
     return arch
+
+
+def is_known_architecture(arch: str) -> bool:
+    """Whether the catalog's defaults table has a row for ``arch`` (else sizing is inferred)."""
+    return arch in known_architectures()

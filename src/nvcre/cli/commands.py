@@ -17,4 +17,6 @@ from nvcre.cli import rbac as _rbac  # noqa: F401
 from nvcre.cli import cluster as _cluster  # noqa: F401
 from nvcre.cli import setup as _setup  # noqa: F401
 from nvcre.cli import listing as _listing  # noqa: F401
+from nvcre.cli import baselines as _baselines  # noqa: F401
+from nvcre.cli import nodes as _nodes  # noqa: F401
 from nvcre.cli import completion as _completion  # noqa: F401

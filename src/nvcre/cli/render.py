@@ -191,10 +191,24 @@ def render_certification(
             raw = category.model_dump(by_alias=True, exclude_none=True, mode="json")
             workflow = naming.workflow_name(cert.name, raw["domain"], raw["variant"], raw.get("options"))
             comments[-1] += f"; Workflow {workflow}"
+            comments.append(f"{cert.name} {resolved.key} judged: {_judging_line(spec, category, resolved, len(names))}")
             repeat = (raw.get("options") or {}).get("repeatCount") or getattr(spec, "repeat_count", None) or 1
             objects += _render_groups(resolved, workflow, groups, namespace=ns, adapter=adapter, target=spec.target,
                                       iterations=int(repeat))
     _emit(objects, comments, output)
+
+
+def _judging_line(spec, category, resolved: ResolvedCategory, total_nodes: int) -> str:
+    """What would judge this category: the spec's thresholds, a stage's derived bar (with source), or nothing."""
+    from nvcre.controller.judging import judging_for_category
+
+    as_dict = spec.model_dump(by_alias=True, exclude_none=True)
+    judging = judging_for_category(as_dict, category.model_dump(by_alias=True, exclude_none=True), resolved, total_nodes)
+    if judging.derived:
+        return "; ".join(d.text for d in judging.derived)
+    if judging.thresholds:
+        return ", ".join(f"{k} {v}" for k, v in judging.thresholds.items())
+    return judging.message
 
 
 @workloadrun_app.command("render")

@@ -15,6 +15,8 @@ import logging
 
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
+from nvcre.controller import judging
+from nvcre.controller import ledger
 from nvcre.controller import labels as L
 from nvcre.controller import report_export
 from nvcre.controller.conditions import CertificationReason as R
@@ -100,6 +102,8 @@ def _seed_status(o: dict, categories: list[dict], resolved: list, workflow: dict
     st["platform"] = found.platform
     st["gpuArchitecture"] = found.arch
     st["totalNodes"] = len(found.nodes)
+    if resolved and resolved[0].extra.get("inferredHardware"):
+        st["inferredHardware"] = resolved[0].extra["inferredHardware"]
     if excluded:
         st["excludedNodes"] = excluded
     st["summary"] = _summary(entries, [], excluded)
@@ -126,13 +130,14 @@ def _start(ctx: Context, cert: dict) -> float | None:
         return _wait_for_nodes(ctx, cert, target)
     adapter = compose.choose_adapter(ctx)
     try:
-        resolved = [compose.resolve_certification_category(cert, i, found.platform, found.arch) for i in range(len(categories))]
+        resolved = [compose.resolve_certification_category(cert, i, found.platform, found.arch, nodes=found.nodes)
+                    for i in range(len(categories))]
     except Exception as err:
         _fail(ctx, cert, compose.certification_reason_for(err), str(getattr(err, "message", err))[:1024])
         return None
     # report exports are registered before any Workflow starts, so none misses its run
     report_export.register(ctx, cert, ctx.settings.controller_namespace)
-    workflow = _ensure_workflow(ctx, cert, 0, resolved[0], adapter)
+    workflow = _ensure_workflow(ctx, cert, 0, resolved[0], adapter, total_nodes=len(found.nodes))
     if workflow is None:
         return None
     now_text = ctx.now_text()
@@ -142,8 +147,8 @@ def _start(ctx: Context, cert: dict) -> float | None:
     return ctx.settings.resync_seconds
 
 
-def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str) -> dict | None:
-    body = compose.workflow_for_category(ctx, cert, index, resolved, adapter)
+def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str, total_nodes: int | None = None) -> dict | None:
+    body = compose.workflow_for_category(ctx, cert, index, resolved, adapter, total_nodes=total_nodes)
     try:
         existing, created = ctx.kube.create(body)
     except Exception as err:
@@ -167,6 +172,8 @@ def _summary(entries: list[dict], failed_nodes: list[dict], excluded: list[dict]
         result = "RUNNING"
     elif failed:
         result = "FAILED"
+    elif judging.not_judged(entries):
+        result = "NOT JUDGED"
     else:
         result = "INCOMPLETE" if excluded else "PASSED"
     return {
@@ -197,7 +204,7 @@ def _advance(ctx: Context, cert: dict) -> float | None:
             resolved = compose.resolve_certification_category(cert, index, platform, arch)
         except Exception as err:
             return _mark_category(ctx, cert, index, "Failed", message=f"cannot resolve: {getattr(err, 'message', err)}"[:1024])
-        workflow = _ensure_workflow(ctx, cert, index, resolved, compose.choose_adapter(ctx))
+        workflow = _ensure_workflow(ctx, cert, index, resolved, compose.choose_adapter(ctx), total_nodes=st.get("totalNodes"))
         if workflow is None:
             return None
         cat = categories[index]
@@ -210,6 +217,8 @@ def _advance(ctx: Context, cert: dict) -> float | None:
         return _mark_category(ctx, cert, index, "Failed", message=f"Workflow for category {entry['domain']}/{entry['variant']} not found")
     wst = wf.get("status") or {}
     conds = wst.get("conditions") or []
+    if (wait := ledger.wait_for(ctx, wf)) is not None:
+        return wait  # the ledger (and any Regression) is written before the category is decided
     if c.is_true(conds, c.FAILED):
         return _mark_category(ctx, cert, index, "Failed", workflow=wf, message=c.message_of(conds, c.FAILED))
     if c.is_true(conds, c.SUCCEEDED):
@@ -233,8 +242,11 @@ def _advance(ctx: Context, cert: dict) -> float | None:
     return ctx.settings.resync_seconds
 
 
-def _fold_finished(ost: dict, cur: dict, wst: dict, status: str, message: str, now_text: str) -> None:
+def _fold_finished(ost: dict, cur: dict, workflow: dict | None, status: str, message: str, now_text: str) -> None:
     """A category's Workflow ended: its results into the category entry and the Certification."""
+    from nvcre.controller import judging
+
+    wst = dig(workflow, "status") or {}
     cur["completionTime"] = now_text
     cur.pop("statusDetail", None)
     for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
@@ -251,6 +263,7 @@ def _fold_finished(ost: dict, cur: dict, wst: dict, status: str, message: str, n
         cur["validationFailed"] = True
     if status == "Failed" and message:
         cur["message"] = message[:1024]
+    cur.update(judging.category_fields(workflow))
     merged, _ = c.merge_failed_nodes(ost.get("failedNodes"), [{"name": n["name"], "reason": n["reason"]} for n in failed])
     ost["failedNodes"] = merged[:MAX_CERT_FAILED_NODES]
     if orch.get("excludedNodes"):
@@ -282,7 +295,7 @@ def _mark_category(
             cur["startTime"] = cur.get("startTime") or now_text
             c.set_status_phase(ost, c.IN_PROGRESS, reason or R.WORKFLOW_CREATED, message, generation=o["metadata"].get("generation"))
         else:
-            _fold_finished(ost, cur, wst, status, message, now_text)
+            _fold_finished(ost, cur, workflow, status, message, now_text)
             verb = "succeeded" if status == "Succeeded" else "failed"
             c.set_status_phase(
                 ost, c.IN_PROGRESS, R.WORKFLOW_RUNNING,

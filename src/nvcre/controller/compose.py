@@ -111,11 +111,14 @@ def platform_detections(ctx: Context, nodes: list[dict], platform: str, arch: st
     return {"gke_networks": detect_gke_networks(nodes), "tcpxo": tcpxo}
 
 
-def resolve_certification_category(cert: dict, index: int, platform: str, arch: str, detections: dict | None = None):
+def resolve_certification_category(cert: dict, index: int, platform: str, arch: str, detections: dict | None = None,
+                                   nodes: list[dict] | None = None, inferred: dict | None = None):
     from nvcre.catalog.resolve import resolve_category
+    from nvcre.controller.hardware import inferred_for, with_inferred
 
-    spec = cert.get("spec") or {}
-    return resolve_category(
+    hw = inferred_for(cert, arch, nodes, inferred)
+    spec = with_inferred(cert.get("spec") or {}, hw)
+    resolved = resolve_category(
         spec["categories"][index],
         spec,
         platform=platform,
@@ -126,6 +129,10 @@ def resolve_certification_category(cert: dict, index: int, platform: str, arch: 
         source=f"Certification/{cert['metadata']['name']}",
         **(detections or {}),
     )
+    if hw is not None:
+        resolved.extra["inferred"] = list(hw.sources)
+        resolved.extra["inferredHardware"] = hw.to_dict()
+    return resolved
 
 
 def choose_adapter(ctx: Context) -> str:
@@ -138,8 +145,10 @@ def choose_adapter(ctx: Context) -> str:
         return "native"
 
 
-def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapter: str) -> dict:
+def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapter: str, total_nodes: int | None = None) -> dict:
     """The Workflow object one Certification category runs as (deterministic name)."""
+    from nvcre.controller import judging
+
     meta, spec = cert["metadata"], cert.get("spec") or {}
     category = spec["categories"][index]
     from nvcre.catalog.resolve import canonical_category
@@ -147,7 +156,7 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     # the catalog's own names (an alias the user wrote is not what objects carry); a
     # duplicate category with other options gets a name of its own
     name = naming.category_workflow_name(meta["name"], [canonical_category(c) for c in spec["categories"]], index)
-    return build_workflow(
+    body = build_workflow(
         name=name,
         namespace=meta["namespace"],
         owner=cert,
@@ -162,6 +171,7 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
         annotations={CATEGORY_INDEX: str(index)},
         stall_grace=dig(category, "options", "schedulingStallGraceSeconds") or spec.get("schedulingStallGraceSeconds"),
     )
+    return judging.annotate(body, spec, category, judging.judging_for_category(spec, category, resolved, total_nodes), resolved)
 
 
 def _template_job_spec(resolved, adapter: str, stall_grace) -> dict:
@@ -240,7 +250,8 @@ def build_workflow(*, name, namespace, owner, resolved, target, adapter, labels,
     return body
 
 
-def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, detections: dict | None = None):
+def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, detections: dict | None = None,
+                         nodes: list[dict] | None = None):
     """Re-resolve the Workflow's category from its source (Certification or WorkloadRun),
     with what the cluster says for this platform (``platform_detections``) and, on
     on-prem GB200/GB300/B200/B300 without a nicResourceName, the NIC resource found on
@@ -249,26 +260,25 @@ def resolve_for_workflow(ctx: Context, wf: dict, platform: str, arch: str, detec
 
     from nvcre.discovery.nics import DETECTING_ARCHS, DETECTING_PLATFORMS, detect_nic_resource
 
-    target = ((wf.get("spec") or {}).get("orchestration") or {}).get("target")
-    nodes: list[dict] | None = None
+    target = dig(wf, "spec", "orchestration", "target")
     if detections is None:
         detections = {}
         if platform == "gcp" and arch == "h100":
             nodes = discover(gpu_nodes(ctx), target).nodes
             detections = platform_detections(ctx, nodes, platform, arch)
-    resolved = _resolve_source(ctx, wf, platform, arch, detections)
+    resolved = _resolve_source(ctx, wf, platform, arch, detections, nodes)
     if platform in DETECTING_PLATFORMS and arch in DETECTING_ARCHS and not resolved.nic_resource_name \
             and "nic_resource_name" not in detections:
         nodes = nodes if nodes is not None else discover(gpu_nodes(ctx), target).nodes
         found = detect_nic_resource(nodes, platform=platform, arch=arch, mlnx_per_node=resolved.mlnx_per_node)
         if found.resource_name:
-            resolved = _resolve_source(ctx, wf, platform, arch, {**detections, "nic_resource_name": found.resource_name})
+            resolved = _resolve_source(ctx, wf, platform, arch, {**detections, "nic_resource_name": found.resource_name}, nodes)
         if found.message:
             resolved = replace(resolved, events=(*resolved.events, ("Normal", "NICResourceDetection", found.message)))
     return resolved
 
 
-def _resolve_source(ctx: Context, wf: dict, platform: str, arch: str, detections: dict):
+def _resolve_source(ctx: Context, wf: dict, platform: str, arch: str, detections: dict, nodes: list[dict] | None = None):
     meta = wf["metadata"]
     labels = meta.get("labels") or {}
     owner = L.controller_of(wf) or {}
@@ -284,13 +294,14 @@ def _resolve_source(ctx: Context, wf: dict, platform: str, arch: str, detections
         parent = ctx.kube.get(NVCRE_API_VERSION, "Workflow", owner["name"], ns)
         if parent is None:
             raise PlanError(WorkflowReason.PARTITION_ERROR, "the Workflow this isolation belongs to is gone")
-        return _resolve_source(ctx, parent, platform, arch, detections)
+        return _resolve_source(ctx, parent, platform, arch, detections, nodes)
     cert_name = owner.get("name") or labels.get(L.CERTIFICATION)
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", cert_name, ns) if cert_name else None
     if cert is None:
         raise PlanError(WorkflowReason.PARTITION_ERROR, "the Certification this Workflow belongs to is gone")
     index = int((dig(meta.get("annotations"), CATEGORY_INDEX) or "0"))
-    return resolve_certification_category(cert, index, platform, arch, detections)
+    recorded = dig(wf, "status", "orchestration", "inferredHardware")
+    return resolve_certification_category(cert, index, platform, arch, detections, nodes, recorded)
 
 
 def adapter_of(wf: dict) -> str:

@@ -25,7 +25,7 @@ from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
 BANDWIDTH_KEYS = ("busBandwidthGBps", "algBandwidthGBps")
-THRESHOLD_REASONS = ("ThresholdViolated",)
+THRESHOLD_REASONS = ("ThresholdViolated", "PerformanceOutlier")
 RUNNING, SUCCEEDED, FAILED = "Running", "Succeeded", "Failed"
 MIN_NODES = 4  # below this the diagnosis borrows nodes of passing groups as proven-good partners
 MAX_GROUPS = 128
@@ -53,9 +53,10 @@ def eligible_groups(wf: dict) -> list[dict]:
     if dig(L.controller_of(wf), "kind") == "WorkloadRun":
         return []  # a user's own workload is run as asked, not re-run in pairs
     thresholds = dig(spec, "validation", "performance", "thresholds", "thresholds") or {}
-    if not any(key in thresholds for key in BANDWIDTH_KEYS):
-        return []
     st = wf.get("status") or {}
+    outlier_driven = any(g.get("reason") == "PerformanceOutlier" for g in st.get("failedGroups") or [])
+    if not any(key in thresholds for key in BANDWIDTH_KEYS) and not outlier_driven:
+        return []
     hardware = {n["name"] for n in st.get("failedNodes") or [] if n.get("reason") == NodeReason.HARDWARE_FAILURE_DETECTED}
     out = []
     for g in st.get("failedGroups") or []:
@@ -112,6 +113,12 @@ def child_body(parent: dict, nodes: list[str]) -> dict:
     orch["iterations"] = 1
     orch["testScale"] = "diagnose"
     orch["diagnose"] = {"minGroupSize": 2, **({"topologyKey": key} if key else {})}
+    performance = (spec.get("validation") or {}).get("performance") or {}
+    if not any(k in ((performance.get("thresholds") or {}).get("thresholds") or {}) for k in BANDWIDTH_KEYS):
+        from nvcre.controller.outlier_check import isolation_threshold
+
+        if bar := isolation_threshold(parent):  # outliers started it: the pairs are judged by the outlier bar
+            spec["validation"] = {"performance": {"enabled": True, "thresholds": {"thresholds": bar}}}
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != L.CERTIFICATION}
     labels[L.WORKFLOW] = meta["name"]  # the parent: `kubectl get workflows -l` finds its isolation
     annotations = dict(meta.get("annotations") or {})

@@ -66,6 +66,9 @@ def serve(
     installed = install_default_log_profiles(controller.ctx.kube)
     if installed:
         log.info("installed LogProfiles: %s", ", ".join(installed))
+    from nvcre.controller.ledger import seed_store
+
+    seed_store(controller.ctx)  # the node readiness gauge comes from the ledger, not from runs
     if metrics_port:
         bound = controller.ctx.metrics.serve(metrics_port, metrics_address)
         log.info("metrics on http://%s:%d/metrics", metrics_address, bound)

@@ -80,6 +80,8 @@ def _read_bandwidth(text: str) -> Reading:
     job_fields = {"bandwidth": table, "busBandwidthGBps": values["busBandwidthGBps"], "algBandwidthGBps": values["algBandwidthGBps"]}
     if transport:
         job_fields["transport"] = transport[:64]
+    if result.nccl_version:  # the library that actually loaded (an image can carry two)
+        job_fields["ncclVersion"] = str(result.nccl_version)[:64]
     return Reading(status=status, values=values, job_fields=job_fields, ok=True,
                    message=_problems(result.warnings, "") if result.warnings else "")
 

@@ -298,6 +298,9 @@ class ControllerMetrics:
         self.store = store or ObjectStore()
         self.registry = CollectorRegistry()
         self.registry.register(StatusCollector(self.store))
+        from nvcre.controller.ledger_metrics import ReadinessCollector
+
+        self.registry.register(ReadinessCollector(self.store))
         self.reconciles = Counter(
             "nvcre_reconcile", "Reconcile passes by kind and result (success, requeue: asked to run again later, error).",
             ["kind", "result"], registry=self.registry,

@@ -49,7 +49,7 @@ def _discover_and_resolve(ctx: Context, wf: dict):
         raise PlanError(WorkflowReason.HETEROGENEOUS_PLATFORM, f"Target nodes report different platforms: {counts}")
     try:
         detections = platform_detections(ctx, first.nodes, first.platform, first.arch)
-        resolved = resolve_for_workflow(ctx, wf, first.platform, first.arch, detections)
+        resolved = resolve_for_workflow(ctx, wf, first.platform, first.arch, detections, first.nodes)
     except PlanError:
         raise
     except Exception as err:  # a catalog or option problem is the spec's, named in the message
@@ -102,6 +102,8 @@ def _orchestration(found: Discovery, resolved, names: list[str], groups: list[di
     }
     if found.products:
         orchestration["gpuProducts"] = found.products[:16]
+    if resolved.extra.get("inferredHardware"):
+        orchestration["inferredHardware"] = resolved.extra["inferredHardware"]
     if excluded:
         orchestration["excludedNodes"] = [{"name": e["name"], "reason": e["reason"]} for e in excluded]
         reasons = sorted({e.get("message") or e["reason"] for e in excluded})
@@ -121,5 +123,9 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
     groups, cut, nodes_per_job = _partition(test_scale, names, labels, npj, key, placement)
     excluded = sorted(found.excluded + cut, key=lambda e: e["name"])
     orchestration = _orchestration(found, resolved, names, groups, nodes_per_job, test_scale, placement, excluded)
+    from nvcre.controller.judging import judging_of
+
+    if judged := judging_of(wf):  # what judges this category (stage, baseline, user thresholds)
+        orchestration["judging"] = judged
     events = [*found.events, *getattr(resolved, "events", ())]  # e.g. GKENetworkDetection, TCPXOPluginDetection
     return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, events, labels, key)

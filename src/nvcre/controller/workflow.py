@@ -15,6 +15,7 @@ from nvcre.controller import compose
 from nvcre.controller import conditions as c
 from nvcre.controller import diagnose
 from nvcre.controller import isolation
+from nvcre.controller import ledger
 from nvcre.controller import labels as L
 from nvcre.controller import node_results
 from nvcre.controller import plan as planning
@@ -51,6 +52,8 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
         ref = status.get("failedNodesRef") or {}
         if ref and ctx.kube.get("v1", "ConfigMap", ref.get("name", ""), wf["metadata"]["namespace"]) is None:
             node_results.ensure(ctx, wf)  # a crash came between the terminal write and the ConfigMaps
+        if ledger.applies(wf) and not ledger.recorded(wf):
+            ledger.record_workflow(ctx, wf)  # what each node proved, kept beyond this run
         return None
 
     if (wait := _check_access(ctx, wf)) is not None:

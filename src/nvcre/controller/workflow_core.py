@@ -68,7 +68,8 @@ def groups_to_launch(groups: list[dict], max_concurrent: int) -> list[int]:
     return picked
 
 
-VALIDATION_REASONS = ("ThresholdViolated", "MeasurementTimeout", "UnknownThresholdKey", "InvalidThresholdExpression")
+VALIDATION_REASONS = ("ThresholdViolated", "MeasurementTimeout", "UnknownThresholdKey", "InvalidThresholdExpression",
+                      "PerformanceOutlier")
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,9 @@ def step(ctx: Context, wf: dict, *, diagnose_round: bool = False) -> float | Non
         return None
     decision = WorkflowPass(iteration, len(groups), finished, launched, blocked, diagnose_round, ctx.now_text())
     written = write_workflow_status(ctx, wf, lambda o: apply_workflow_pass(o, decision))
+    if written is not None:
+        for event_type, reason, note in decision.events:  # PerformanceOutlier
+            ctx.events.emit(written, event_type, reason, note)
     return _after_write(ctx, written, iteration, more)
 
 
@@ -134,6 +137,10 @@ def _after_write(ctx: Context, written: dict | None, iteration: int, more: bool)
         delete_iteration_jobs(ctx, written, iteration)
         return 0.0
     if c.is_terminal(wst.get("conditions")):
+        from nvcre.controller import ledger
+
+        if ledger.applies(written) and not ledger.recorded(written):
+            ledger.record_workflow(ctx, written)  # in the pass that decided: the Certification waits for it
         return None
     if dig(orch, "isolation", "phase") == isolation.RUNNING:
         return 0.0  # create the isolation Workflow now

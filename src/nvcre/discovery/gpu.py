@@ -192,3 +192,104 @@ def defaults_from_table(table: Mapping[str, Any], arch: str, platform: str | Non
         mnnvl=bool(values.get("mnnvl", False)),
         known=known,
     )
+
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+MAX_NICS_PER_NODE = 64  # a larger amount is a shared-device plugin's pool, not NICs
+
+
+@dataclass(frozen=True)
+class InferredHardware:
+    """Sizing read from the nodes for an architecture the catalog has no row for.
+
+    ``sources`` says where each value came from, for the report ("inferred" values);
+    a value nothing on the nodes shows stays None and is not guessed.
+    """
+
+    gpus_per_node: int | None
+    nics_per_node: int | None
+    nic_resource: str | None
+    sources: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"sources": list(self.sources)}
+        if self.gpus_per_node is not None:
+            out["gpusPerNode"] = self.gpus_per_node
+        if self.nics_per_node is not None:
+            out["mlnxPerNode"] = self.nics_per_node
+        if self.nic_resource:
+            out["nicResourceName"] = self.nic_resource
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "InferredHardware | None":
+        if not data:
+            return None
+        return cls(data.get("gpusPerNode"), data.get("mlnxPerNode"), data.get("nicResourceName"),
+                   tuple(data.get("sources") or ()))
+
+
+def _int(value: Any) -> int | None:
+    from nvcre.api.quantity import parse_quantity
+
+    try:
+        number = int(parse_quantity(str(value)))
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+    return number if number >= 0 else None
+
+
+def _mode(values: list[int]) -> int | None:
+    """The most common value; a tie goes to the larger (a node short of GPUs is the exception)."""
+    if not values:
+        return None
+    counts = Counter(values)
+    best = max(counts.values())
+    return max(v for v, n in counts.items() if n == best)
+
+
+def infer_hardware(nodes: Iterable[Mapping[str, Any]]) -> InferredHardware:
+    """GPUs and RDMA NICs per node from the nodes' capacity/allocatable and GFD labels.
+
+    GPUs: ``nvidia.com/gpu`` capacity (what the node has, not what is free now), else
+    the ``nvidia.com/gpu.count`` label. NICs: the one ``rdma/*`` or ``nvidia.com/mlnxnics``
+    resource every node advertises, its most common amount. Nothing is assumed.
+    """
+    gpu_values: list[int] = []
+    gpu_from = ""
+    nic_amounts: dict[str, list[int]] = {}
+    listed = list(nodes)
+    for node in listed:
+        status = node.get("status") or {}
+        capacity = status.get("capacity") or status.get("allocatable") or {}
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        gpus = _int(capacity.get(GPU_RESOURCE))
+        if gpus:
+            gpu_values.append(gpus)
+            gpu_from = gpu_from or f"{GPU_RESOURCE} capacity"
+        elif (count := _int(labels.get(GPU_COUNT_LABEL))):
+            gpu_values.append(count)
+            gpu_from = gpu_from or f"{GPU_COUNT_LABEL} label"
+        for name, amount in ((status.get("allocatable") or {})).items():
+            if name.startswith("rdma/") or name == "nvidia.com/mlnxnics":
+                if (value := _int(amount)) is not None:
+                    nic_amounts.setdefault(name, []).append(value)
+    sources: list[str] = []
+    gpus_per_node = _mode(gpu_values)
+    if gpus_per_node is not None:
+        sources.append(f"gpusPerNode={gpus_per_node} ({gpu_from})")
+    everywhere = sorted(name for name, amounts in nic_amounts.items() if len(amounts) == len(listed))
+    nic_resource = everywhere[0] if len(everywhere) == 1 else None
+    nics = _mode(nic_amounts[nic_resource]) if nic_resource else None
+    if nic_resource and nics is not None and nics > MAX_NICS_PER_NODE:
+        sources.append(f"mlnxPerNode=1 ({nic_resource} allocatable {nics} is a shared-device pool, not a NIC count; "
+                       "NICs per node unknown)")
+        nics = 1
+    elif nic_resource:
+        sources.append(f"mlnxPerNode={nics} ({nic_resource} allocatable)")
+    elif listed and not nic_amounts:
+        sources.append("mlnxPerNode not inferred: no rdma/* or nvidia.com/mlnxnics resource on the nodes; set it")
+    elif len(everywhere) > 1:
+        sources.append(f"mlnxPerNode not inferred: several NIC resources ({', '.join(everywhere)}); set it")
+    return InferredHardware(gpus_per_node, nics, nic_resource, tuple(sources))

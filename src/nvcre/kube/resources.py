@@ -97,6 +97,7 @@ _KNOWN = [
     Resource(NVCRE_API_VERSION, "LogProfile", "logprofiles", namespaced=False),
     Resource(NVCRE_API_VERSION, "ReportExportPolicy", "reportexportpolicies"),
     Resource(NVCRE_API_VERSION, "ReportExport", "reportexports"),
+    Resource(NVCRE_API_VERSION, "NodeReadiness", "nodereadinesses"),
     Resource("v1", "Node", "nodes", namespaced=False),
     Resource("v1", "Namespace", "namespaces", namespaced=False),
     Resource("v1", "Pod", "pods"),

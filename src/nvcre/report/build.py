@@ -97,6 +97,8 @@ def build_report(objects: RunObjects, now: datetime | None = None) -> Report:
         result=result,
     )
     report.node_results = node_result_rows(report, node_domains)
+    hours = [c.gpu_hours for c in categories if c.gpu_hours is not None]
+    report.gpu_hours = round(sum(hours), 3) if hours else None
     return report
 
 
@@ -129,6 +131,8 @@ def overall_result(conditions: list[dict], categories: list[CategoryReport], exc
     if true_condition(conditions, "Failed"):
         return "FAILED"
     if true_condition(conditions, "Succeeded"):
+        if any(c.judged is False for c in categories):
+            return "NOT JUDGED"
         return "INCOMPLETE" if exclusions else "PASSED"
     return "RUNNING"
 

@@ -240,6 +240,9 @@ def category_report(
             + workload_env(dig(wf, "spec", "jobTemplate"))
         ),
     )
+    from nvcre.report.judging import add_judging
+
+    add_judging(category, wf, jobs, plan.recorded)
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
     category.isolation = isolation_text(orch.get("isolation"))
     category.next_steps = next_step_hints(category, namespace)

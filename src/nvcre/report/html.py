@@ -13,7 +13,7 @@ from nvcre.report.format import headline_rows, human_size
 from nvcre.report.model import CategoryReport, GroupResult, NodeResult, Report
 
 PALETTE = ["#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563"]
-RESULT_COLOR = {"PASSED": "#15803d", "FAILED": "#b91c1c", "INCOMPLETE": "#b45309", "RUNNING": "#1d4ed8"}
+RESULT_COLOR = {"PASSED": "#15803d", "FAILED": "#b91c1c", "INCOMPLETE": "#b45309", "NOT JUDGED": "#b45309", "RUNNING": "#1d4ed8"}
 STATUS_COLOR = {"Succeeded": "#15803d", "Failed": "#b91c1c", "Running": "#1d4ed8", "Pending": "#6b7280"}
 NODE_CLASS = {"Passed": "ok", "Failed": "bad", "Excluded": "excl", "Untested": "none"}
 MAX_PLOT_GROUPS = 12
@@ -195,6 +195,10 @@ def _category(c: CategoryReport) -> str:
     ]
     if c.status_detail:
         parts.append(f'<div class="blocked"><b>Blocked:</b> {escape(c.status_detail)}</div>')
+    from nvcre.report.judging import judging_lines
+
+    for line in judging_lines(c):
+        parts.append(f'<div class="next">{escape(line)}</div>')
     if c.diagnose:
         d = c.diagnose
         found = []

@@ -78,6 +78,15 @@ def _suite(report: Report, c: CategoryReport) -> ET.Element:
         failures += 1
         case = ET.SubElement(suite, "testcase", name="category", classname=classname)
         ET.SubElement(case, "failure", message=c.failure_reason or "Category failed")
+    if c.judged is False:  # a category nothing judged is an error in CI, never a silent green
+        tests += 1
+        errors += 1
+        case = ET.SubElement(suite, "testcase", name="judged", classname=classname)
+        ET.SubElement(case, "error", message=f"NOT JUDGED: {c.judging or 'no thresholds and no stage'}")
+    for o in c.outliers:
+        tests += 1
+        case = ET.SubElement(suite, "testcase", name=f"outlier {o.group}", classname=classname)
+        ET.SubElement(case, "system-err").text = f"PerformanceOutlier: {o.message}"
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))

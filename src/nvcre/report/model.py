@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 SCHEMA_VERSION = "nvcre.report/v1"
 
-Result = Literal["PASSED", "FAILED", "INCOMPLETE", "RUNNING"]
+Result = Literal["PASSED", "FAILED", "INCOMPLETE", "NOT JUDGED", "RUNNING"]
 CategoryStatus = Literal["Succeeded", "Failed", "Running", "Pending"]
 NodeStatus = Literal["Passed", "Failed", "Untested", "Excluded"]
 
@@ -136,6 +136,31 @@ class Diagnosis(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
+class Outlier(_Model):
+    """A group well below the median of its shape (fleet-relative; needs no threshold)."""
+
+    group: str
+    nodes: list[str] = Field(default_factory=list)
+    value: float
+    median: float
+    fraction: float
+    shape: str = ""
+    message: str = ""
+
+
+class Regression(_Model):
+    """A node's figure fell below its own last passing result by more than the margin."""
+
+    node: str
+    category: str
+    scope: str = ""
+    value: float
+    previous: float
+    previous_run: str = ""
+    margin: float = 0.0
+    message: str = ""
+
+
 class CategoryReport(_Model):
     domain: str
     variant: str
@@ -168,6 +193,15 @@ class CategoryReport(_Model):
     diagnose: Diagnosis | None = None
     env: list[str] = Field(default_factory=list)  # variable NAMES only, never values
     next_steps: list[str] = Field(default_factory=list)
+    stage: str | None = None  # readiness stage it ran at
+    judged: bool | None = None  # None: a run from before judging was recorded
+    judging: str | None = None  # what judged it (derived bar with its source) or why nothing did
+    derived_thresholds: list[str] = Field(default_factory=list)  # "busBandwidthGBps >= 460 (production: ...)"
+    outliers: list[Outlier] = Field(default_factory=list)
+    outlier_check: str | None = None
+    regressions: list[Regression] = Field(default_factory=list)
+    gpu_hours: float | None = None
+    inferred: list[str] = Field(default_factory=list)  # hardware values read from the nodes, not the catalog
 
     @property
     def key(self) -> str:
@@ -220,6 +254,7 @@ class Report(_Model):
     env: list[str] = Field(default_factory=list)  # spec-level variable NAMES only
     conditions: list[Condition] = Field(default_factory=list)
     result: Result = "RUNNING"
+    gpu_hours: float | None = None  # spent by every category's Jobs
 
     def to_json_dict(self) -> dict:
         """The documented JSON form: camelCase keys, absent optionals left out, lists kept."""

@@ -31,9 +31,11 @@ RENDERERS: dict[str, Callable[[Report], str]] = {
 }
 
 # Exit codes a report's result maps to (the table in docs/user-guide.md): PASSED 0,
-# FAILED 1, INCOMPLETE and RUNNING 4 (no verdict yet), so a script tells a bad cluster
-# from a run that has not finished or that nothing judged.
-RESULT_EXIT = {"PASSED": EXIT_OK, "FAILED": EXIT_FAILED, "INCOMPLETE": EXIT_NOT_JUDGED, "RUNNING": EXIT_NOT_JUDGED}
+# FAILED 1, INCOMPLETE and RUNNING 4 (no verdict yet), and NOT JUDGED 4 (nothing judged
+# a category: no thresholds, no stage, no baseline), so a script tells a bad cluster
+# from a run that has not finished or that nothing judged; never a quiet success.
+RESULT_EXIT = {"PASSED": EXIT_OK, "FAILED": EXIT_FAILED, "INCOMPLETE": EXIT_NOT_JUDGED, "RUNNING": EXIT_NOT_JUDGED,
+               "NOT JUDGED": EXIT_NOT_JUDGED}
 
 
 def render(report: Report, fmt: str) -> str:

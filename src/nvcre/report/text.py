@@ -67,7 +67,7 @@ def _render_now(report: Report) -> str:
     lines += _header(report)
     lines.append("")
     for category in report.categories:
-        lines += _card(category.key, _category_body(category, report.namespace))
+        lines += _card(category.key, _category_body(category, report.namespace) + _judging_rows(category))
         lines.append("")
     lines += _card("Summary", _summary_body(report))
     lines.append("")
@@ -458,7 +458,19 @@ def _summary_body(report: Report) -> list[str]:
                 f"nvcrectl {report.kind.lower()} report {report.name} -n {report.namespace} -o name | xargs kubectl cordon")
             parts = textwrap.wrap(cmd, max(20, _inner() - 17), break_on_hyphens=False)
             body += [f"  {'Cordon:':<14}{parts[0]}"] + [" " * 16 + p for p in parts[1:]]
+    if report.gpu_hours is not None:
+        body.append(f"  {'GPU-hours:':<14}{report.gpu_hours:.2f}")
     if _full() and report.excluded_nodes:
         body.append(f"  {'Not tested:':<14}{len(report.excluded_nodes)} excluded node{_s(len(report.excluded_nodes))} (see the header)")
     body.append(f"  {'Result:':<14}{report.result}")
     return body
+
+
+def _judging_rows(category: CategoryReport) -> list[str]:
+    """What judged the category (or that nothing did), outliers, regressions, GPU-hours."""
+    from nvcre.report.judging import judging_lines
+
+    rows: list[str] = []
+    for line in judging_lines(category):
+        rows += textwrap.wrap(line, INNER - 4, initial_indent="  ", subsequent_indent="    ") or [""]
+    return rows

@@ -65,6 +65,11 @@ ARCHITECTURES: dict[str, ArchSpec] = {
                  8, "amd64", 22.0, 8, 24.0, None, 180.0, "26b9", _DGX_BUSES),
         ArchSpec("l40", "NVIDIA-L40", "NVIDIA L40", "ada-lovelace", (8, 9), 46068,
                  8, "amd64", 20.0, 4, 24.0, None, 150.0, "26b5", _DGX_BUSES),
+        # A GPU the catalog has no defaults for (seed 003's H20 nodes): 8 GPUs, NV18, eight
+        # 200 Gb/s RoCE ports (~24 GB/s each through NCCL), single-node all-reduce ~465 GB/s.
+        # TFLOP/s is a simulation value (no published training figure).
+        ArchSpec("h20", "NVIDIA-H20", "NVIDIA H20", "hopper", (9, 0), 97871,
+                 8, "amd64", 465.0, 8, 24.0, None, 120.0, "2329", _DGX_BUSES),
         ArchSpec("rtxpro6000", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
                  "NVIDIA RTX PRO 6000 Blackwell Server Edition", "blackwell", (12, 0), 97887,
                  8, "amd64", 40.0, 0, 0.0, None, 250.0, "2bb5", _DGX_BUSES),

@@ -65,7 +65,7 @@ def test_format_path():
 
 def test_every_kind_is_registered_and_parses_minimal_objects():
     assert set(KINDS) == {"Certification", "Workflow", "Job", "WorkloadRun", "GoodputMeasurement",
-                          "BandwidthMeasurement", "LogProfile", "ReportExportPolicy", "ReportExport"}
+                          "BandwidthMeasurement", "LogProfile", "ReportExportPolicy", "ReportExport", "NodeReadiness"}
     webhook = {"url": "https://tracker.example.com/nvcre"}
     minimal_specs = {
         "ReportExportPolicy": {"source": {"namespaces": ["gpu-certs"]}, "webhook": webhook},
@@ -76,6 +76,7 @@ def test_every_kind_is_registered_and_parses_minimal_objects():
         "GoodputMeasurement": {"jobRef": {"kind": "Job", "name": "j"}, "logProfileRef": "megatron-training"},
         "BandwidthMeasurement": {"jobRef": {"kind": "Job", "name": "j"}, "logProfileRef": "nccl-bandwidth"},
         "LogProfile": {"timestamp": {"layout": "2006-01-02T15:04:05Z07:00"}},
+        "NodeReadiness": {"nodeName": "gpu-node-01"},
     }
     for kind, spec in minimal_specs.items():
         obj = parse_object({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": kind, "metadata": {"name": "x"}, "spec": spec})

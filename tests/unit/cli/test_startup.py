@@ -56,3 +56,11 @@ def _cpu(cmd: list[str]) -> float:
     after = os.times()
     assert out.returncode == 0, out.stderr
     return (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def test_nodes_command_choices_match_the_judge():
+    from nvcre.cli import nodes
+    from nvcre.judge.ledger import RESULTS
+    from nvcre.judge.stages import STAGES
+
+    assert (nodes.STAGES, nodes.RESULTS) == (tuple(STAGES), tuple(RESULTS))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nvcre.controller import conditions as c
+from nvcre.controller import outlier_check
 from nvcre.controller import isolation
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import WorkflowReason
@@ -43,6 +44,7 @@ class WorkflowPass:
     blocked: list[str] = field(default_factory=list)  # "job X scheduling blocked: ..." lines
     diagnose_round: bool = False
     now_text: str = ""
+    events: list[tuple[str, str, str]] = field(default_factory=list)  # filled by apply (outliers), emitted after the write
 
 
 def apply_workflow_pass(o: dict, p: WorkflowPass) -> bool:
@@ -55,6 +57,7 @@ def apply_workflow_pass(o: dict, p: WorkflowPass) -> bool:
     if int(orch.get("currentIteration") or 1) != p.iteration or len(groups) != p.group_count:
         return False  # another pass moved on; the next pass re-decides
     before = repr(ost)
+    p.events.clear()  # a replay after a conflict decides them again
     spec_orch = dig(o, "spec", "orchestration") or {}
     iterations = int(spec_orch.get("iterations") or 1)
     retry_budget = int(dig(spec_orch, "execution", "retryFailedGroups") or 0)
@@ -116,6 +119,8 @@ def _mark_launched(groups: list[dict], p: WorkflowPass, namespace: str | None) -
 def _iteration_done(o: dict, ost: dict, p: WorkflowPass, iterations: int, gen) -> None:
     """Every group ended: the next iteration, an isolation of threshold misses, or the verdict."""
     orch, groups = ost["orchestration"], ost["orchestration"]["groups"]
+    if p.iteration >= iterations:  # the fleet-relative check, before isolation picks its groups
+        p.events[:] = outlier_check.apply(ost, o, p.iteration)
     if p.iteration < iterations:
         orch.setdefault("iterationHistory", []).append({"iteration": p.iteration, "groups": [summary(g) for g in groups]})
         orch["completedIterations"] = p.iteration
@@ -158,6 +163,8 @@ def summary(g: dict) -> dict:
 
 def _absorb_measurements(st: dict, group: dict, jst: dict, n_groups: int) -> None:
     measured = jst.get("measurements") or {}
+    if (figure := outlier_check.headline(measured)) is not None:
+        group["headline"] = figure  # the fleet-relative outlier check compares these
     if measured.get("bandwidth"):
         if n_groups <= GROUP_BANDWIDTH_LIMIT:
             group["bandwidth"] = measured["bandwidth"][:64]
