@@ -437,6 +437,7 @@ def resolve_category(
         labels=labels,
         image=image,
         image_pull_secrets=pull_secrets,
+        workload_registry=opts.workload_registry or None,
         timeout_per_job=timeout,
         test_scale=test_scale,
         requested_test_scale=requested_scale,
@@ -727,4 +728,6 @@ def render_workload(
         job=job, group=group, adapter=adapter,
     )
     module = native if adapter == "native" else trainjob
-    return module.render(ctx)
+    from nvcre.workloads.registry import rewrite_images
+
+    return rewrite_images(module.render(ctx), resolved.workload_registry)
