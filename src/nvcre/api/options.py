@@ -37,6 +37,7 @@ from nvcre.api.rules import (
     check_env_name,
 )
 from nvcre.measure.thresholds import THRESHOLD_KEYS, check_threshold
+from nvcre.api.rules import MIRROR_PATTERN
 
 TestScale = Literal["intra-node", "intra-rack", "full-scale", "diagnose"]
 Stage = Literal["bring-up", "burn-in", "preproduction", "production"]
@@ -348,6 +349,12 @@ class CategoryOptions(ApiModel):
     )
     image_pull_secrets: Annotated[list[LocalObjectReference], Field(max_length=16)] | None = Field(
         None, description="Pull secrets for every workload pod, launcher included. Replaced wholesale."
+    )
+    workload_registry: Annotated[str, StringConstraints(max_length=253, pattern=MIRROR_PATTERN)] | None = Field(
+        None,
+        description="nvcre extension for air-gapped sites: pull every workload image (containers, init containers, "
+        "sidecars, launcher) from this mirror, host[:port][/path]. The registry host is replaced; the repository path "
+        "and tag/digest are kept; Docker Hub short names are expanded (ubuntu -> library/ubuntu).",
     )
     env: Annotated[list[EnvVar], Field(max_length=MAX_ENV)] | None = Field(
         None,

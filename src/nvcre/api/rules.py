@@ -123,3 +123,10 @@ MOUNT_RULE = {
     "message": "mount paths " + ", ".join(RESERVED_MOUNT_PATHS) + " are reserved",
     "fieldPath": ".volumeMounts",
 }
+
+
+#: A workload registry mirror: host[:port] with an optional path prefix (nvcre.workloads.registry).
+MIRROR_PATTERN = (
+    r"^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*(:[0-9]{1,5})?"
+    r"(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
+)

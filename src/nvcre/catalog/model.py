@@ -135,6 +135,7 @@ class ResolvedCategory:
     events: tuple[tuple[str, str, str], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     isolate_failures: bool = True  # narrow a group's threshold miss down to nodes before naming them
+    workload_registry: str | None = None  # mirror every workload image is pulled from (nvcre.workloads.registry)
 
     @property
     def key(self) -> str:

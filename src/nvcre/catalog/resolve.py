@@ -419,6 +419,7 @@ def resolve_category(
         labels=labels,
         image=image,
         image_pull_secrets=pull_secrets,
+        workload_registry=opts.workload_registry or None,
         timeout_per_job=timeout,
         test_scale=test_scale,
         requested_test_scale=requested_scale,

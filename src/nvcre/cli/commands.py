@@ -8,6 +8,7 @@ importing the entry point (no import cycle).
 from nvcre.cli import version as _version  # noqa: F401
 from nvcre.cli import sim as _sim  # noqa: F401
 from nvcre.cli import render as _render  # noqa: F401
+from nvcre.cli import images as _images  # noqa: F401
 from nvcre.cli import catalog as _catalog  # noqa: F401
 from nvcre.cli import controller as _controller  # noqa: F401
 from nvcre.cli import mcp as _mcp  # noqa: F401

@@ -155,25 +155,21 @@ def _warn(resolved: ResolvedCategory) -> None:
         print(f"warning: {resolved.key}: {warning}", file=sys.stderr)
 
 
-@certification_app.command("render")
-def render_certification(
-    file: str = typer.Argument(..., help="Certification manifest (YAML)."),
-    platform: str = typer.Option(None, "--platform", help=PLATFORM_HELP),
-    gpu_arch: str = typer.Option(None, "--gpu-arch", help=ARCH_HELP),
-    nodes: int = typer.Option(None, "--nodes", help="Target nodes to synthesize (default 2; ignored when target.nodeNames is set)."),
-    adapter: str = typer.Option("native", "--adapter", help="native (batch/v1 Jobs) or trainjob (Kubeflow Trainer v2)."),
-    namespace: str = typer.Option(None, "--namespace", "-n", help="Namespace of the rendered objects (default: the manifest's, else default)."),
-    output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
-) -> None:
-    """Print the workload objects a Certification would create, for every category."""
+def certification_objects(file: str, *, platform: str | None, gpu_arch: str | None, nodes: int | None, adapter: str,
+                          namespace: str | None, workload_registry: str | None = None,
+                          per_category: list[tuple[str, list[dict]]] | None = None) -> tuple[list[dict], list[str]]:
+    """The workload objects (and one comment per category) a Certification file would create;
+    ``per_category`` (when given) receives each category's key and objects."""
     from nvcre.catalog.resolve import resolve_category
+    from nvcre.cli.run_options import with_registry
+    from nvcre.controller import naming
 
     _check_adapter(adapter)
     certs = _objects_of_kind(file, "Certification", "WorkloadRun")
     objects: list[dict] = []
     comments: list[str] = []
     for cert in certs:
-        spec = cert.spec
+        spec = with_registry(cert.spec, workload_registry)
         plat, arch = _context(platform, gpu_arch, spec.target)
         names = _node_names(spec.target, nodes)
         ns = namespace or cert.metadata.namespace or "default"
@@ -186,15 +182,37 @@ def render_certification(
                 f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
                 f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
             )
-            from nvcre.controller import naming
-
             raw = category.model_dump(by_alias=True, exclude_none=True, mode="json")
             workflow = naming.workflow_name(cert.name, raw["domain"], raw["variant"], raw.get("options"))
             comments[-1] += f"; Workflow {workflow}"
             comments.append(f"{cert.name} {resolved.key} judged: {_judging_line(spec, category, resolved, len(names))}")
             repeat = (raw.get("options") or {}).get("repeatCount") or getattr(spec, "repeat_count", None) or 1
-            objects += _render_groups(resolved, workflow, groups, namespace=ns, adapter=adapter, target=spec.target,
+            rendered = _render_groups(resolved, workflow, groups, namespace=ns, adapter=adapter, target=spec.target,
                                       iterations=int(repeat))
+            if per_category is not None:
+                per_category.append((resolved.key, rendered))
+            objects += rendered
+    return objects, comments
+
+
+REGISTRY_HELP = ("Pull every workload image from this mirror (host[:port][/path]): the registry host is replaced, "
+                 "the repository path and tag are kept.")
+
+
+@certification_app.command("render")
+def render_certification(
+    file: str = typer.Argument(..., help="Certification manifest (YAML)."),
+    platform: str = typer.Option(None, "--platform", help=PLATFORM_HELP),
+    gpu_arch: str = typer.Option(None, "--gpu-arch", help=ARCH_HELP),
+    nodes: int = typer.Option(None, "--nodes", help="Target nodes to synthesize (default 2; ignored when target.nodeNames is set)."),
+    adapter: str = typer.Option("native", "--adapter", help="native (batch/v1 Jobs) or trainjob (Kubeflow Trainer v2)."),
+    namespace: str = typer.Option(None, "--namespace", "-n", help="Namespace of the rendered objects (default: the manifest's, else default)."),
+    workload_registry: str = typer.Option(None, "--workload-registry", help=REGISTRY_HELP),
+    output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
+) -> None:
+    """Print the workload objects a Certification would create, for every category."""
+    objects, comments = certification_objects(file, platform=platform, gpu_arch=gpu_arch, nodes=nodes, adapter=adapter,
+                                              namespace=namespace, workload_registry=workload_registry)
     _emit(objects, comments, output)
 
 

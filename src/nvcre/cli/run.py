@@ -205,7 +205,8 @@ def _load_one(file: Path, kind: str) -> dict:
 
 
 def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: str,
-            kubeconfig: str | None, context: str | None, wait: bool, output: str) -> KubeClient:
+            kubeconfig: str | None, context: str | None, wait: bool, output: str,
+            before: tuple[dict, ...] = ()) -> KubeClient:
     """Create the run namespace, let the controller into it, create the run object, and
     say where to watch it; the client is returned for the wait.
 
@@ -220,6 +221,9 @@ def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: st
         note = _grant_run_access(client, namespace, release, controller_namespace)
         if note:
             info(note)
+        for extra in before:  # e.g. the workload registry's pull Secret
+            _create(client, extra, namespace)
+            info(f"{extra['kind'].lower()}/{extra['metadata']['name']} created")
         _create(client, obj, namespace)
     ref = f"{kind}.nvcre.nvidia.com/{name}"
     if wait or output != "text":
@@ -373,8 +377,32 @@ def certification_run(
     controller_namespace: str = typer.Option(DEFAULT_CONTROLLER_NAMESPACE, "--controller-namespace", help="Namespace nvcre runs in."),
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,
+    nodes_per_job: Optional[int] = typer.Option(None, "--nodes-per-job", help="Nodes per Job (spec.nodesPerJob)."),
+    gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node", help="GPUs per node (spec.gpusPerNode)."),
+    enable_checkpoint: Optional[bool] = typer.Option(None, "--enable-checkpoint/--no-enable-checkpoint", help="Training checkpoints on a PVC (spec.enableCheckpoint)."),
+    enable_mnnvl: Optional[bool] = typer.Option(None, "--enable-mnnvl/--no-enable-mnnvl", help="Multi-node NVLink (spec.enableMNNVL)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Training steps, -1 unlimited (spec.maxSteps)."),
+    exit_duration_mins: Optional[int] = typer.Option(None, "--exit-duration-mins", help="Training EXIT_DURATION_MINS (spec.exitDurationMins)."),
+    startup_stall_timeout_seconds: Optional[int] = typer.Option(None, "--startup-stall-timeout-seconds", help="spec.startupStallTimeoutSeconds."),
+    repeat_count: Optional[int] = typer.Option(None, "--repeat-count", help="Times each category runs (spec.repeatCount)."),
+    max_restarts: Optional[int] = typer.Option(None, "--max-restarts", help="Checkpoint restarts allowed (spec.maxRestarts)."),
+    storage_class: Optional[str] = typer.Option(None, "--storage-class", help="Checkpoint PVC storage class (spec.storageClassName)."),
+    image: Optional[str] = typer.Option(None, "--image", help="Workload image for every category (spec.image)."),
+    workload_registry: Optional[str] = typer.Option(None, "--workload-registry", help="Pull every workload image from this mirror, host[:port][/path] (spec.workloadRegistry)."),
+    registry_username: Optional[str] = typer.Option(None, "--workload-registry-username", envvar="NVCRE_WORKLOAD_REGISTRY_USERNAME", help="Mirror user; with the password, nvcrectl creates the pull Secret nvcrectl-pull-<name>."),
+    registry_password: Optional[str] = typer.Option(None, "--workload-registry-password", envvar="NVCRE_WORKLOAD_REGISTRY_PASSWORD", help="Mirror password (or NVCRE_WORKLOAD_REGISTRY_PASSWORD)."),
 ) -> None:
     """Create a Certification in a fresh namespace; with --wait, watch it and print its report."""
+    from nvcre.cli.run_options import (
+        OptionFlags, add_pull_secret, apply_option_flags, pull_secret, pull_secret_name, registry_credentials,
+    )
+
+    flags = OptionFlags(nodes_per_job=nodes_per_job, gpus_per_node=gpus_per_node, enable_checkpoint=enable_checkpoint,
+                        enable_mnnvl=enable_mnnvl, max_steps=max_steps, exit_duration_mins=exit_duration_mins,
+                        startup_stall_timeout_seconds=startup_stall_timeout_seconds, repeat_count=repeat_count,
+                        max_restarts=max_restarts, storage_class=storage_class, image=image,
+                        workload_registry=workload_registry)
+    credentials = registry_credentials(workload_registry, registry_username, registry_password)
     files = (results_file, junit_file, html_file)
     if bool(category) == bool(cert_file):
         raise UserError("give either --category (one or more) or --cert-file, not both and not neither")
@@ -397,6 +425,16 @@ def certification_run(
         from nvcre.api.load import parse_object
 
         parse_object(cert, source="--category")  # the same validation a manifest gets
+    if name:
+        cert["metadata"]["name"] = name
+    cert["metadata"]["name"] = cert["metadata"].get("name") or run_name()
+    before: tuple[dict, ...] = ()
+    if apply_option_flags(cert["spec"], flags) or credentials:
+        if credentials:
+            add_pull_secret(cert["spec"], pull_secret_name(cert["metadata"]["name"]))
+        from nvcre.api.load import parse_object
+
+        parse_object(cert, source="the command-line flags")  # a bad flag value is named like a bad field
     wait_seconds, why = (parse_timeout(timeout), "--timeout") if timeout else derived_wait(cert["spec"])
     if name:
         cert["metadata"]["name"] = name
@@ -406,9 +444,11 @@ def certification_run(
     ns = namespace or cert["metadata"].get("namespace") or (cname if cname.startswith("nvcrectl-") else run_name())
     cert["metadata"]["namespace"] = ns
     cert["metadata"].setdefault("labels", {})[MANAGED_BY] = "nvcrectl"
+    if credentials:
+        before = (pull_secret(cname, ns, workload_registry or "", *credentials),)
 
     client = _submit(cert, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context, wait=wait, output=output)
+                     kubeconfig=kubeconfig, context=context, wait=wait, output=output, before=before)
     _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files, why=why, wide=wide)
 
 

@@ -50,4 +50,6 @@ def render_workload(
         resolved, name=name, namespace=namespace, nodes=list(nodes), owner=owner, target=target,
         job=job, group=group, adapter=adapter,
     )
-    return ADAPTERS[adapter](ctx)
+    from nvcre.workloads.registry import rewrite_images
+
+    return rewrite_images(ADAPTERS[adapter](ctx), resolved.workload_registry)

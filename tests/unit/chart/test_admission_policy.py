@@ -188,6 +188,8 @@ def test_certification_knobs_that_give_host_access():
     assert admitted("certifications", _cert([loop]))
     assert admitted("certifications", _cert([loop], env=[{"name": "NCCL_DEBUG", "value": "INFO"}]))
     for cert in (_cert([loop], image="evil"), _cert([{**loop, "options": {"image": "evil"}}]),
+                 _cert([loop], workloadRegistry="mirror.local:5000"),
+                 _cert([{**loop, "options": {"workloadRegistry": "mirror.local:5000"}}]),
                  _cert([{"domain": "training", "variant": "nemotron5-8b", "options": {"sourceRepo": "https://x/y.git"}}]),
                  _cert([loop], rdmaDeviceAccess="hostPath"), _cert([{**loop, "options": {"rdmaDeviceAccess": "hostPath"}}])):
         f = findings("certifications", cert)
