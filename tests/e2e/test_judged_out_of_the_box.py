@@ -95,6 +95,7 @@ def test_stage_outliers_ledger_and_regression(sim_fleet, controller, kube, names
     assert rows["gpu-node-07"]["stageCleared"] == "production" and rows["gpu-node-07"]["lastResult"] == "Passed"
     env = rows["gpu-node-07"]["results"][0]["environment"]
     assert env["nccl"].startswith("2.") and env["driver"] and env["transport"]
+    assert "@sha256:" in env["imageDigest"], env  # the image that ran, not only its tag
     drain = _nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "--not-ready", "--stage", "production", "-o", "name")
     assert drain.returncode == 0 and drain.stdout == "", drain.stdout
 

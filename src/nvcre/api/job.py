@@ -163,6 +163,9 @@ class JobMeasurements(ApiModel):
     nccl_version: Annotated[str, StringConstraints(max_length=64)] | None = Field(
         None, description="NCCL version the workload loaded, from its NCCL INFO lines (our extension)."
     )
+    image_digest: Annotated[str, StringConstraints(max_length=512)] | None = Field(
+        None, description="The image that actually ran (the kubelet's imageID, a digest), from the pods (our extension)."
+    )
     avg_tflops_per_gpu: float | None = Field(None, alias="avgTFLOPsPerGPU")
     avg_step_time_sec: float | None = None
     thresholds: Annotated[list[ThresholdEvaluation], Field(max_length=16)] | None = Field(

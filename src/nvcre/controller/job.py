@@ -302,7 +302,9 @@ def _decide_end(ctx: Context, obs: Observation, p: JobPass, clocks, now: float):
         if end.wait:
             return None, end.wait_seconds
         reading = _final_reading(ctx, job, obs.pods)  # a crash's reading too (goodput of what it did)
-        p.job_fields = reading.job_fields if reading is not None else None
+        p.job_fields = dict(reading.job_fields) if reading is not None and reading.job_fields else {}
+        if digest := ws.image_digest(obs.pods):
+            p.job_fields["imageDigest"] = digest
         p.terminal = Terminal(end.phase, end.reason, end.message, end.blame_group)
         if end.phase == c.FAILED:
             p.failure_log = _failure_log(ctx, job, obs.pods)

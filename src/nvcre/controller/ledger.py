@@ -114,7 +114,8 @@ def node_results(wf: dict, run: str, now: str, jobs: list[dict], node_labels: di
         hours = job_gpu_hours(job, int(gpus or 0)) if job else None
         for node in nodes:
             labels = node_labels.get(node) or {}
-            env = {"image": image, "transport": measured.get("transport") or g.get("transport"),
+            env = {"image": image, "imageDigest": measured.get("imageDigest"),
+                   "transport": measured.get("transport") or g.get("transport"),
                    "nccl": measured.get("ncclVersion"),
                    "driver": labels.get("nvidia.com/cuda.driver-version.full") or ".".join(
                        labels[k] for k in ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",

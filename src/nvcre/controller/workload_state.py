@@ -263,3 +263,14 @@ def training_log_pods(pods: list[dict], profile: dict | None) -> list[dict]:
 
 def job_pod_selector(job_name: str) -> str:
     return f"{L.JOB}={job_name}"
+
+
+def image_digest(pods: list[dict]) -> str | None:
+    """The image the workload's main container really ran, as the kubelet reports it
+    (``imageID``: a digest), so a record says what ran, not only which tag was asked for."""
+    for pod in pods:
+        for cs in dig(pod, "status", "containerStatuses") or []:
+            image_id = cs.get("imageID") or ""
+            if "@sha256:" in image_id:
+                return image_id[:512]
+    return None

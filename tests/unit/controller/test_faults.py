@@ -98,3 +98,12 @@ def test_a_node_deleted_mid_run_is_named_as_vanished(world):
     assert c.reason_of(st["conditions"], c.FAILED) == "WorkloadFailed"
     assert "vanished" in c.message_of(st["conditions"], c.FAILED) and nodes[1] in c.message_of(st["conditions"], c.FAILED)
     assert [n["name"] for n in st["failedNodes"]] == [nodes[1]]  # only the vanished node is blamed
+
+
+def test_the_image_that_ran_is_read_from_the_kubelets_image_id():
+    from nvcre.controller.workload_state import image_digest
+
+    pods = [{"status": {"containerStatuses": [{"name": "c", "image": "nvcr.io/nvidia/pytorch:25.06-py3", "imageID": ""}]}},
+            {"status": {"containerStatuses": [{"name": "c", "imageID": "nvcr.io/nvidia/pytorch@sha256:" + "a" * 64}]}}]
+    assert image_digest(pods) == "nvcr.io/nvidia/pytorch@sha256:" + "a" * 64
+    assert image_digest([{"status": {}}]) is None
