@@ -135,7 +135,8 @@ def test_reports_reach_receivers_through_faults_and_restarts(sim_fleet, controll
         sim_fleet.start("healthy.yaml", nodes=4, racks=1)
         controller.start()
         e2e.apply(kube, e2e.certification("exported", namespace, [
-            {"domain": "communication", "variant": "nccl-all-reduce", "options": {"nodesPerJob": 2}}]))
+            {"domain": "communication", "variant": "nccl-all-reduce",
+             "options": {"nodesPerJob": 2, "thresholds": {"busBandwidthGBps": "value >= 1"}}}]))
         cert = e2e.wait_terminal(kube, "Certification", "exported", namespace, 300, controller)
         assert cert["status"]["summary"]["result"] == "PASSED"
 

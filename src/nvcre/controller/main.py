@@ -8,6 +8,7 @@ import threading
 from nvcre.controller.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
 from nvcre.controller.job import reconcile_job
+from nvcre.controller.metrics import ControllerMetrics
 from nvcre.controller.measurement import reconcile_bandwidth, reconcile_goodput
 from nvcre.controller.operator import Controller, run
 from nvcre.controller.report_export import ReportExporter

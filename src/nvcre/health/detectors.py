@@ -14,7 +14,6 @@ are cached per (uid, resourceVersion): an unchanged Node is not evaluated again.
 
 from __future__ import annotations
 
-import json
 
 import re
 import time
