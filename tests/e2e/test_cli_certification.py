@@ -243,7 +243,7 @@ def test_category_run_passes_on_a_healthy_fleet(sim_fleet, controller, kubeconfi
     controller.start()
     html = tmp_path / "healthy.html"
     run = nvcrectl(
-        kubeconfig, "certification", "run", "--category", "communication/nccl-all-reduce",
+        kubeconfig, "certification", "run", "--category", "communication/nccl-all-reduce", "--stage", "bring-up",
         "--test-scale", "intra-node", "--wait", "--html-file", str(html),
     )
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
@@ -279,7 +279,8 @@ def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kub
     e2e.hold_gpus(kube, namespace, "gpu-node-01")
     cert = {**CERT, "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "categories": [
         {"domain": "communication", "variant": "nccl-loopback",
-         "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": "10m"}}]}}
+         "options": {"testScale": "intra-node", "schedulingStallGraceSeconds": 2, "timeoutPerJob": "10m",
+                     "thresholds": {"busBandwidthGBps": "value >= 1"}}}]}}
     cert_file = tmp_path / "blocked.yaml"
     cert_file.write_text(yaml.safe_dump(cert))
     proc = subprocess.Popen(

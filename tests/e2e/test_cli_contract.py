@@ -87,7 +87,7 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     sim_fleet.start("healthy.yaml", nodes=2, racks=1)
 
     # 5: the wait ends first (no controller yet); stdout is the partial report alone
-    run = nvcrectl(kubeconfig, "certification", "run", "-f", _write(tmp_path, "pass", _cert("contract-pass")),
+    run = nvcrectl(kubeconfig, "certification", "run", "-f", _write(tmp_path, "pass", _cert("contract-pass", "value >= 1")),
                    "--wait", "--timeout", "3s", "-o", "json")
     assert run.returncode == 5, run.stderr
     assert json.loads(run.stdout)["result"] == "RUNNING"

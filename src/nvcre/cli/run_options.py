@@ -36,6 +36,7 @@ class OptionFlags:
     storage_class: str | None = None
     image: str | None = None
     workload_registry: str | None = None
+    stage: str | None = None
 
 
 # flag attribute -> (spec key, flag name)
@@ -52,6 +53,7 @@ SPEC_KEYS: dict[str, tuple[str, str]] = {
     "storage_class": ("storageClassName", "--storage-class"),
     "image": ("image", "--image"),
     "workload_registry": ("workloadRegistry", "--workload-registry"),
+    "stage": ("stage", "--stage"),
 }
 
 

@@ -28,7 +28,7 @@ def test_every_flag_lands_on_its_spec_option():
     flags = OptionFlags(nodes_per_job=2, gpus_per_node=4, enable_checkpoint=True, enable_mnnvl=False, max_steps=-1,
                         exit_duration_mins=9, startup_stall_timeout_seconds=600, repeat_count=3, max_restarts=1,
                         storage_class="fast", image="nvcr.io/nvidia/pytorch:25.08-py3",
-                        workload_registry="mirror.local:5000")
+                        workload_registry="mirror.local:5000", stage="burn-in")
     spec = _spec()
     used = apply_option_flags(spec, flags)
     assert sorted(used) == sorted(flag for _, flag in SPEC_KEYS.values())
@@ -102,3 +102,13 @@ def test_bad_flag_is_refused_before_any_cluster_call(tmp_path, capsys, argv, nee
     assert code != 0 and captured.out == ""
     assert needle in captured.err, captured.err
     assert "Traceback" not in captured.err
+
+
+def test_an_unknown_stage_flag_is_refused_naming_the_field():
+    from nvcre.api.certification import CertificationSpec
+
+    spec = _spec()
+    apply_option_flags(spec, OptionFlags(stage="golden"))
+    with pytest.raises(Exception) as err:
+        CertificationSpec.model_validate(spec)
+    assert "stage" in str(err.value) and "production" in str(err.value)
