@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from nvcre.controller.cache import WatchCache
 from nvcre.controller.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
 from nvcre.controller.job import reconcile_job
@@ -47,7 +48,9 @@ def install_default_log_profiles(kube: KubeClient) -> list[str]:
 def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Controller:
     kube = KubeClient.from_kubeconfig(kubeconfig)
     settings = settings or Settings()
-    ctx = Context(kube=kube, settings=settings, metrics=ControllerMetrics(node_detail_limit=settings.metrics_node_detail_limit))
+    cache = WatchCache()  # one store: the reconcilers read it, the metrics collectors project it
+    metrics = ControllerMetrics(store=cache, node_detail_limit=settings.metrics_node_detail_limit)
+    ctx = Context(kube=kube, settings=settings, metrics=metrics, cache=cache)
     ctx.metrics.count_requests(kube)
     reconcilers = dict(RECONCILERS)
     reconcilers["ReportExport"] = ReportExporter(ctx.settings.controller_namespace).reconcile

@@ -163,3 +163,13 @@ def test_scraped_endpoint_follows_prometheus_conventions():
             assert name.endswith(("_seconds", "_bytes")), f"{name}: a histogram says its unit"
         elif name.startswith("nvcre_") and name not in COUNTING:
             assert name.endswith(UNIT_SUFFIXES), f"{name}: a gauge says its unit (or counts things)"
+
+
+def test_the_controller_metrics_read_the_reconcilers_cache(monkeypatch):
+    """The gauges project the one watch cache the reconcilers fill (a second store stays empty)."""
+    from nvcre.controller import main
+
+    monkeypatch.setattr(main.KubeClient, "from_kubeconfig", staticmethod(lambda path: object()))
+    monkeypatch.setattr(main.ControllerMetrics, "count_requests", lambda self, kube: None)
+    controller = main.build(None)
+    assert controller.ctx.metrics.store is controller.ctx.cache
