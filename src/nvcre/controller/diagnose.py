@@ -53,6 +53,10 @@ def policy_for(wf: dict) -> DiagnosePolicy:
         # who in its failed group explains the miss, so it stops there (the parent re-runs after repair)
         cross_check_after_faults=not is_isolation(wf),
         link_check="search",  # the Job template runs one collective; no per-pair send/recv Job yet
+        # an isolation child's parent already proved the miss: a pair that passes, even just above
+        # the bar (healthy H100 pairs measure ~381 against production's 370), is a passing partner,
+        # not a doubt that leaves every node of the group unresolved
+        marginal_band=0.0 if is_isolation(wf) else DiagnosePolicy.marginal_band,
     )
 
 
