@@ -60,7 +60,10 @@ def test_run_with_workload_registry_pulls_everything_from_the_mirror(sim_fleet, 
     finally:
         stop.set()
         watcher.join(5)
-    assert run.returncode == 0, f"{run.stdout[-2000:]}\n{run.stderr[-3000:]}\n{controller.log_tail()}"
+    # both categories ran and passed; no threshold or stage judged them, so the run says
+    # NOT JUDGED (exit 4), never a quiet PASSED (issue 14)
+    assert run.returncode == 4, f"{run.stdout[-2000:]}\n{run.stderr[-3000:]}\n{controller.log_tail()}"
+    assert json.loads(run.stdout)["result"] == "NOT JUDGED", run.stdout[-2000:]
     assert f"secret/nvcrectl-pull-{name} created" in run.stderr
     for pod in kube.list("v1", "Pod", name):
         seen.setdefault(pod["metadata"]["name"], pod)
