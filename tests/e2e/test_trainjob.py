@@ -259,7 +259,8 @@ def test_chart_rbac_is_enough_for_the_trainjob_path(trainer_kube, sim_fleet, con
     logs, cleaning up."""
     kube = trainer_kube
     release, ctl_ns = "nvcre-tj", "nvcre-e2e-tj-rbac"
-    rendered = helm("template", release, str(repo_root / "charts" / "nvcre"), "--namespace", ctl_ns).stdout
+    rendered = helm("template", release, str(repo_root / "charts" / "nvcre"), "--namespace", ctl_ns,
+                    "--set", "rbac.scope=cluster").stdout
     rbac = [d for d in yaml.safe_load_all(rendered)
             if d and d.get("kind") in ("ClusterRole", "ClusterRoleBinding", "ServiceAccount")]
     kubectl("create", "namespace", ctl_ns, check=False)
