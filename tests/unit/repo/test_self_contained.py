@@ -8,7 +8,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 SCANNED = ("src", "tests", "bench", "hack", ".ci", "Makefile", "Dockerfile", "pyproject.toml")
 # A path that climbs out of the checkout into a sibling folder, in code or a shell line.
-OUTSIDE = re.compile(r"""\.\./shared|parents\[\d\]\.parent\s*/\s*["']shared["']|NVCRE_SHARED""")
+# (built from pieces so this file does not match itself)
+_SIBLING = r"\.\." + "/" + "shared"
+OUTSIDE = re.compile(_SIBLING + r"""|parents\[\d\]\.parent\s*/\s*["']shared["']|NVCRE_""" + "SHARED")
 
 
 def _files():
