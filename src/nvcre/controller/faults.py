@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from nvcre.objpath import dig
+
 STARTUP_STALL_REASON = "WorkloadStartupStalled"
 DEFAULT_STARTUP_GRACE_SECONDS = 600.0
 # kubelet waiting reasons that mean "this container is not starting" (not PodInitializing:
@@ -36,22 +38,22 @@ def _time(value: str | None) -> float | None:
 
 
 def _scheduled_at(pod: dict) -> float | None:
-    for cond in (pod.get("status") or {}).get("conditions") or []:
+    for cond in dig(pod, "status", "conditions") or []:
         if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
             return _time(cond.get("lastTransitionTime"))
-    return _time((pod.get("metadata") or {}).get("creationTimestamp"))
+    return _time(dig(pod, "metadata", "creationTimestamp"))
 
 
 def startup_stall(pods: Iterable[dict], *, now: float, grace_seconds: float = DEFAULT_STARTUP_GRACE_SECONDS) -> str | None:
     """Why the workload cannot start (the first stuck container), or None."""
-    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("name", "")):
+    for pod in sorted(pods, key=lambda p: dig(p, "metadata", "name") or ""):
         meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
         if meta.get("deletionTimestamp") or not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
             continue
         since = _scheduled_at(pod)
         statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
         for cs in statuses:
-            waiting = (cs.get("state") or {}).get("waiting") or {}
+            waiting = dig(cs, "state", "waiting") or {}
             reason = waiting.get("reason")
             hopeless = reason in HOPELESS
             if not hopeless and (reason not in STALLING or since is None or now - since < grace_seconds):
@@ -65,7 +67,7 @@ def startup_stall(pods: Iterable[dict], *, now: float, grace_seconds: float = DE
 
 def vanished_nodes(expected: Iterable[str], present: Iterable[dict]) -> list[str]:
     """Nodes of ``expected`` whose Node object no longer exists."""
-    names = {(n.get("metadata") or {}).get("name") for n in present}
+    names = {dig(n, "metadata", "name") for n in present}
     return sorted(set(expected) - names)
 
 

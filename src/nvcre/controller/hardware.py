@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from nvcre.catalog.hardware import is_known_architecture
 from nvcre.discovery.gpu import InferredHardware, infer_hardware
+from nvcre.objpath import dig
 
 
 def inferred_for(cert: Mapping[str, Any], arch: str, nodes: Sequence[Mapping[str, Any]] | None = None,
@@ -23,7 +24,7 @@ def inferred_for(cert: Mapping[str, Any], arch: str, nodes: Sequence[Mapping[str
         return InferredHardware.from_dict(recorded)
     if nodes:
         return infer_hardware(nodes)
-    return InferredHardware.from_dict(((cert.get("status") or {}).get("inferredHardware")))
+    return InferredHardware.from_dict((dig(cert, "status", "inferredHardware")))
 
 
 def with_inferred(spec: Mapping[str, Any], hw: InferredHardware | None) -> dict[str, Any]:

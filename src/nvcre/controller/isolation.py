@@ -113,8 +113,8 @@ def child_body(parent: dict, nodes: list[str]) -> dict:
     orch["iterations"] = 1
     orch["testScale"] = "diagnose"
     orch["diagnose"] = {"minGroupSize": 2, **({"topologyKey": key} if key else {})}
-    performance = (spec.get("validation") or {}).get("performance") or {}
-    if not any(k in ((performance.get("thresholds") or {}).get("thresholds") or {}) for k in BANDWIDTH_KEYS):
+    performance = dig(spec, "validation", "performance") or {}
+    if not any(k in (dig(performance, "thresholds", "thresholds") or {}) for k in BANDWIDTH_KEYS):
         from nvcre.controller.outlier_check import isolation_threshold
 
         if bar := isolation_threshold(parent):  # outliers started it: the pairs are judged by the outlier bar

@@ -13,6 +13,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from nvcre.judge.ledger import PASSED
+from nvcre.objpath import dig
 
 
 class ReadinessCollector(Collector):
@@ -26,6 +27,6 @@ class ReadinessCollector(Collector):
         )
         for record in self.store.of_kind("NodeReadiness"):
             st = record.get("status") or {}
-            node = (record.get("spec") or {}).get("nodeName") or (record.get("metadata") or {}).get("name", "")
+            node = dig(record, "spec", "nodeName") or dig(record, "metadata", "name") or ""
             family.add_metric([node, st.get("stageCleared") or "none"], 1.0 if st.get("lastResult") == PASSED else 0.0)
         yield family

@@ -17,6 +17,7 @@ from nvcre.controller import naming
 from nvcre.controller.workload_state import training_log_pods
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.measure.logtext import bounded_log
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ def read_goodput(text: str | list[str] | None, profile: dict | None, prior: list
 def measurement_objects(job: dict) -> list[dict]:
     """The BandwidthMeasurement / GoodputMeasurement a Job's spec asks for, owned by the Job."""
     meta, spec = job["metadata"], job.get("spec") or {}
-    wf = (meta.get("labels") or {}).get(L.WORKFLOW)
+    wf = dig(meta, "labels", L.WORKFLOW)
     out = []
     for kind, key, name in (
         ("BandwidthMeasurement", "bandwidthMeasurement", naming.bandwidth_name(meta["name"])),

@@ -36,6 +36,7 @@ from prometheus_client.registry import Collector
 
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
+from nvcre.objpath import dig
 
 STATUS_VALUES = ("in_progress", "succeeded", "failed")
 _PHASE_TO_STATUS = {c.IN_PROGRESS: "in_progress", c.SUCCEEDED: "succeeded", c.FAILED: "failed"}
@@ -65,7 +66,7 @@ GOODPUT_GAUGES = {
 
 def status_of(obj: dict) -> str | None:
     """in_progress | succeeded | failed for an object's conditions (Failed wins)."""
-    phase = c.phase_of((obj.get("status") or {}).get("conditions"))
+    phase = c.phase_of(dig(obj, "status", "conditions"))
     return _PHASE_TO_STATUS.get(phase) if phase else None
 
 
@@ -103,7 +104,7 @@ def _float(value) -> float | None:
 
 
 def _label(obj: dict, key: str) -> str:
-    return ((obj.get("metadata") or {}).get("labels") or {}).get(key, "")
+    return dig(obj, "metadata", "labels", key) or ""
 
 
 def peak_bandwidth(results: list[dict], field: str) -> float | None:

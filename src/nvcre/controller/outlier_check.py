@@ -13,6 +13,7 @@ from __future__ import annotations
 from nvcre.controller import conditions as c
 from nvcre.controller.judging import FAIL_ON_OUTLIER_ANNOTATION, OUTLIER_FRACTION_ANNOTATION, judging_of
 from nvcre.judge.outliers import DEFAULT_FRACTION, GroupFigure, find_outliers
+from nvcre.objpath import dig
 
 PERFORMANCE_OUTLIER = "PerformanceOutlier"
 MAX_OUTLIERS = 256
@@ -28,7 +29,7 @@ def headline(measured: dict) -> float | None:
 
 
 def _fraction(wf: dict) -> float:
-    raw = ((wf.get("metadata") or {}).get("annotations") or {}).get(OUTLIER_FRACTION_ANNOTATION)
+    raw = dig(wf, "metadata", "annotations", OUTLIER_FRACTION_ANNOTATION)
     try:
         value = float(raw) if raw else DEFAULT_FRACTION
     except ValueError:
@@ -37,7 +38,7 @@ def _fraction(wf: dict) -> float:
 
 
 def fail_on_outlier(wf: dict) -> bool:
-    return ((wf.get("metadata") or {}).get("annotations") or {}).get(FAIL_ON_OUTLIER_ANNOTATION) == "true"
+    return dig(wf, "metadata", "annotations", FAIL_ON_OUTLIER_ANNOTATION) == "true"
 
 
 def _shape(gpus: int | None, nodes: int, scale: str | None) -> str:
@@ -71,7 +72,7 @@ def apply(st: dict, wf: dict, iteration: int) -> list[tuple[str, str, str]]:
     summary = f"{len(check.outliers)} group(s) below {check.outliers[0].fraction:g} x the median of their shape: " + "; ".join(
         o.message for o in check.outliers[:4])
     c.set_condition(st.setdefault("conditions", []), PERFORMANCE_OUTLIER, True, PERFORMANCE_OUTLIER, summary[:1024],
-                    generation=(wf.get("metadata") or {}).get("generation"))
+                    generation=dig(wf, "metadata", "generation"))
     events = [("Warning", PERFORMANCE_OUTLIER, o.message[:1024]) for o in check.outliers[:16]]
     if failing:
         by_name = {g["name"]: g for g in orch.get("groups") or []}
@@ -94,7 +95,7 @@ def apply(st: dict, wf: dict, iteration: int) -> list[tuple[str, str, str]]:
 
 def isolation_threshold(wf: dict) -> dict[str, str]:
     """For an isolation started by outliers with no bandwidth threshold: the outlier bar as one."""
-    orch = (wf.get("status") or {}).get("orchestration") or {}
+    orch = dig(wf, "status", "orchestration") or {}
     outliers = orch.get("performanceOutliers") or []
     if not outliers:
         return {}

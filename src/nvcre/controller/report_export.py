@@ -36,6 +36,7 @@ from nvcre.controller.context import Context, format_time, parse_time, write_sta
 from nvcre.controller.naming import truncate
 from nvcre.kube.client import ApiError
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,7 @@ def cluster_id(ctx: Context) -> str:
         ns = ctx.kube.get("v1", "Namespace", "kube-system")
     except ApiError:
         ns = None
-    return ((ns or {}).get("metadata") or {}).get("uid", "")
+    return dig(ns, "metadata", "uid") or ""
 
 
 def register(ctx: Context, cert: dict, controller_namespace: str) -> list[str]:
@@ -156,10 +157,10 @@ def register(ctx: Context, cert: dict, controller_namespace: str) -> list[str]:
 
 def exports_of_source(ctx: Context, cert: dict) -> list[tuple[str, str, str]]:
     """Queue keys of the exports whose source is this Certification (from the watch store)."""
-    uid = (cert.get("metadata") or {}).get("uid")
+    uid = dig(cert, "metadata", "uid")
     return [("ReportExport", e["metadata"]["namespace"], e["metadata"]["name"])
             for e in ctx.cache.of_kind("ReportExport")
-            if ((e.get("spec") or {}).get("sourceRef") or {}).get("uid") == uid]
+            if dig(e, "spec", "sourceRef", "uid") == uid]
 
 
 # --------------------------------------------------------------------------- reconcile
@@ -173,13 +174,13 @@ def _source(ctx: Context, spec: dict) -> d.Source:
     if cert["metadata"].get("uid") != ref.get("uid"):
         return d.Source(exists=True, uid_matches=False)
     st = cert.get("status") or {}
-    return d.Source(exists=True, terminal=c.is_terminal(st.get("conditions")), result=(st.get("summary") or {}).get("result"))
+    return d.Source(exists=True, terminal=c.is_terminal(st.get("conditions")), result=dig(st, "summary", "result"))
 
 
 def _suspended(ctx: Context, export: dict) -> bool:
     ref = export["spec"].get("policyRef") or {}
     policy = ctx.kube.get(NVCRE_API_VERSION, "ReportExportPolicy", ref.get("name", ""), export["metadata"]["namespace"])
-    return bool(policy and policy["metadata"].get("uid") == ref.get("uid") and (policy.get("spec") or {}).get("suspend"))
+    return bool(policy and policy["metadata"].get("uid") == ref.get("uid") and dig(policy, "spec", "suspend"))
 
 
 def _apply_status(ctx: Context, export: dict, fields: dict, event: tuple[str, str, str] | None,
@@ -338,10 +339,10 @@ class ReportExporter:
         secret = ctx.kube.get("v1", "Secret", ref["name"], namespace)
         if secret is None:
             return None, f"Secret {namespace}/{ref['name']} (bearerTokenSecretRef) does not exist"
-        if (secret["metadata"].get("labels") or {}).get(TOKEN_LABEL) != "true":
+        if dig(secret["metadata"], "labels", TOKEN_LABEL) != "true":
             return None, (f"Secret {namespace}/{ref['name']} lacks the label {TOKEN_LABEL}=\"true\" that allows "
                           "nvcre to send it to a webhook")
-        raw = (secret.get("data") or {}).get(ref.get("key", "token"))
+        raw = dig(secret, "data", ref.get("key", "token"))
         if raw is None:
             return None, f"Secret {namespace}/{ref['name']} has no key {ref.get('key', 'token')!r}"
         return base64.b64decode(raw).decode().strip(), None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nvcre.kube.resources import InvalidName, check_name
+from nvcre.objpath import dig
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 
@@ -35,7 +36,7 @@ def refusal(objects: Iterable[dict]) -> str | None:
         if not isinstance(obj, dict):
             return f"spec.workload.native.objects[{index}] is not an object"
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+        name = dig(obj, "metadata", "name") if isinstance(obj.get("metadata"), dict) else None
         if not isinstance(api_version, str) or not isinstance(kind, str) or not isinstance(name, str) or not name:
             return f"spec.workload.native.objects[{index}] ({api_version} {kind}) needs apiVersion, kind and metadata.name"
         if (api_version, kind) not in CREATABLE:
