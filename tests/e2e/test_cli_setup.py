@@ -77,8 +77,13 @@ def test_setup_init_status_reset(control_plane, kubeconfig, kubectl, crds):
         assert "release nvcre installed (revision 1)" in first.stdout
 
         # a second run with one new value keeps the earlier ones
-        second = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--rbac-scope", "namespaced", helm_path=helm)
+        bad_secret = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--image-pull-secret", "Reg_Cred", helm_path=helm)
+        assert bad_secret.returncode == 2 and "--image-pull-secret 'Reg_Cred'" in bad_secret.stderr
+        second = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--rbac-scope", "namespaced",
+                          "--image-pull-secret", "regcred", helm_path=helm)
         assert second.returncode == 0, second.stderr
+        deployment = json.loads(kubectl("get", "deployment", "-n", ns, "-o", "json").stdout)["items"][0]
+        assert deployment["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
         assert "kept from the installed release: controller.replicas, controller.resources.limits.memory" in second.stdout
         values = json.loads(subprocess.run([helm, "get", "values", "nvcre", "-n", ns, "-o", "json"], capture_output=True,
                                            text=True, env={**os.environ, "KUBECONFIG": kubeconfig}, check=True).stdout)

@@ -38,6 +38,7 @@ RESET_PHASES = ("cr", "helm", "deps")
 KEPT_ACROSS_RESET = ("rbac.scope", "rbac.runNamespaces")
 NVCRE_KINDS = ("Certification", "WorkloadRun", "Workflow", "Job", "BandwidthMeasurement", "GoodputMeasurement")
 _SET_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-\[\]\\]*$")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _IMAGE = re.compile(r"^(?P<repo>[^@\s]+?)(?::(?P<tag>[\w][\w.\-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$")
 DCGM_SERVICE = ("gpu-operator", "nvidia-dcgm")
 
@@ -137,6 +138,24 @@ def image_sets(image: str | None, sets: list[str], set_json: list[str], files: l
     return out
 
 
+def pull_secret_sets(secrets: list[str], sets: list[str], set_json: list[str], files: list[str]) -> list[str]:
+    """--image-pull-secret NAME (repeatable) as the chart's imagePullSecrets, in the order given."""
+    if not secrets:
+        return []
+    bad = [name for name in secrets if len(name) > 253 or not _SUBDOMAIN.fullmatch(name)]
+    if bad:
+        raise UserError(f"--image-pull-secret {bad[0]!r}: a Secret name must be a DNS subdomain "
+                        "(lowercase letters, digits, '-' and '.', at most 253 characters)")
+    touching = [p.split("=", 1)[0] for s in sets for p in _split_set(s) if p.startswith("imagePullSecrets")]
+    touching += [s.split("=", 1)[0] for s in set_json if s.startswith("imagePullSecrets")]
+    touching += [f"{f}: imagePullSecrets" for f in files
+                 if f != "-" and "imagePullSecrets" in (yaml.safe_load(Path(f).read_text()) or {})]
+    if touching:
+        raise UserError(f"--image-pull-secret cannot be combined with values that set imagePullSecrets ({', '.join(touching)})")
+    unique = list(dict.fromkeys(secrets))
+    return ["imagePullSecrets=" + json.dumps([{"name": name} for name in unique], separators=(",", ":"))]
+
+
 def kept_values(previous: dict, reset: bool) -> dict:
     """Values to carry into this run: all that were set, minus the image (always re-derived);
     with --reset-values only rbac.scope and rbac.runNamespaces."""
@@ -202,12 +221,13 @@ def init(
     set_: list[str] = typer.Option([], "--set", help="Chart value KEY=VALUE (Helm syntax, repeatable)."),
     set_json: list[str] = typer.Option([], "--set-json", help="Chart value KEY=JSON (repeatable)."),
     image: Optional[str] = typer.Option(None, "--image", help="Controller image REPOSITORY[:TAG][@sha256:DIGEST]."),
+    image_pull_secrets: list[str] = typer.Option([], "--image-pull-secret", help="Secret (in the install namespace) to pull the controller image with (repeatable)."),
     rbac_scope: Optional[str] = typer.Option(None, "--rbac-scope", help="cluster or namespaced (kept across runs)."),
     reset_values: bool = typer.Option(False, "--reset-values", help="Drop kept values except rbac.scope and rbac.runNamespaces."),
     skip_phases: list[str] = typer.Option([], "--skip-phases", help="Phases to skip: deps, helm (comma-separated or repeated)."),
     chart: Optional[Path] = typer.Option(None, "--chart", help="Chart directory or .tgz archive (default: the chart inside this installation)."),
     chart_ref: Optional[str] = typer.Option(None, "--chart-ref", help="OCI chart instead, e.g. oci://ghcr.io/nvcre/charts/nvcre (pulled with helm)."),
-    chart_version: Optional[str] = typer.Option(None, "--chart-version", help="Version of the --chart-ref chart (default: the newest)."),
+    chart_version: Optional[str] = typer.Option(None, "--chart-version", "--version", help="Version of the --chart-ref chart (default: the newest); --version as in the reference."),
     plain_http: bool = typer.Option(False, "--plain-http", help="Pull --chart-ref over plain HTTP (a local registry)."),
     namespace: str = NamespaceOpt,
     release: str = ReleaseOpt,
@@ -224,6 +244,7 @@ def init(
     if rbac_scope is not None and rbac_scope not in ("cluster", "namespaced"):
         raise UserError(f"--rbac-scope: {rbac_scope!r} is not allowed; choose cluster or namespaced")
     derived = image_sets(image, set_, set_json, values)
+    derived_json = pull_secret_sets(image_pull_secrets, set_, set_json, values)
     if rbac_scope:
         derived.append(f"rbac.scope={rbac_scope}")
     check_chart_ref(chart_ref, chart, chart_version)
@@ -246,9 +267,9 @@ def init(
             print(f"    --values {f}")
         for s in set_ + derived:
             print(f"    --set {s.split('=', 1)[0]}")
-        for s in set_json:
+        for s in set_json + derived_json:
             print(f"    --set-json {s.split('=', 1)[0]}")
-        if not (kept or values or set_ or set_json or derived):
+        if not (kept or values or set_ or set_json or derived or derived_json):
             print("    chart defaults only")
         scope = _effective_scope(kept, values, set_ + derived)
         print(f"  rbac:      scope {scope} (read-only on Nodes in every scope)")
@@ -278,7 +299,7 @@ def init(
                 value_args += ["-f", f]
             for s in set_ + derived:
                 value_args += ["--set", s]
-            for s in set_json:
+            for s in set_json + derived_json:
                 value_args += ["--set-json", s]
             # render first: a bad value is reported before anything on the cluster changes
             helm.run("template", release, str(chart_path), "-n", namespace, *value_args)

@@ -114,6 +114,14 @@ class KubeClient:
             return sum(self.requests.values())
 
     # ------------------------------------------------------------------ raw
+    def _add_auth(self, headers: dict[str, str]) -> None:
+        """The bearer token (refreshed by the configuration's hook for exec/OIDC auth), read
+        the same way on every supported client version: update_params_for_auth changed its
+        signature between them. Client certificates live in the connection pool."""
+        bearer = (self.configuration.auth_settings() or {}).get("BearerToken") or {}
+        if bearer.get("in") == "header" and bearer.get("value"):
+            headers[bearer.get("key") or "authorization"] = bearer["value"]
+
     def request(
         self,
         method: str,
@@ -134,7 +142,7 @@ class KubeClient:
         headers = {"Accept": "application/json, */*", "User-Agent": self._api.user_agent}
         if body is not None:
             headers["Content-Type"] = content_type
-        self._api.update_params_for_auth(headers, [], ["BearerToken"], url, method, body)
+        self._add_auth(headers)
         payload = json.dumps(body) if body is not None else None
         try:
             response = self._api.rest_client.pool_manager.request(
@@ -245,7 +253,7 @@ class KubeClient:
         }
         url = self.configuration.host + res.collection_path(namespace) + "?" + urlencode({k: v for k, v in query.items() if v})
         headers = {"Accept": "application/json", "User-Agent": self._api.user_agent}
-        self._api.update_params_for_auth(headers, [], ["BearerToken"], url, "GET", None)
+        self._add_auth(headers)
         try:
             response = self._api.rest_client.pool_manager.request(
                 "GET", url, headers=headers, preload_content=False,

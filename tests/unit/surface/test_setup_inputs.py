@@ -13,6 +13,7 @@ from nvcre.cli.setup import (
     image_sets,
     kept_values,
     parse_phases,
+    pull_secret_sets,
 )
 from nvcre.errors import UserError
 
@@ -63,3 +64,18 @@ def test_kept_values():
     assert kept_values(previous, reset=False) == {"controller": {"replicas": 0}, "rbac": {"scope": "namespaced", "create": True}}
     assert kept_values(previous, reset=True) == {"rbac": {"scope": "namespaced"}}
     assert kept_values({}, reset=True) == {}
+
+
+def test_image_pull_secrets_become_the_charts_list(tmp_path):
+    assert pull_secret_sets([], [], [], []) == []
+    assert pull_secret_sets(["regcred", "mirror.pull", "regcred"], [], [], []) == [
+        'imagePullSecrets=[{"name":"regcred"},{"name":"mirror.pull"}]']
+    for bad in ("Reg_Cred", "-x", "a" * 254, "a/b", ""):
+        with pytest.raises(UserError, match="--image-pull-secret .*DNS subdomain"):
+            pull_secret_sets([bad], [], [], [])
+    with pytest.raises(UserError, match="cannot be combined with values that set imagePullSecrets"):
+        pull_secret_sets(["regcred"], ["imagePullSecrets[0].name=x"], [], [])
+    values = tmp_path / "v.yaml"
+    values.write_text("imagePullSecrets:\n- name: other\n")
+    with pytest.raises(UserError, match="v.yaml: imagePullSecrets"):
+        pull_secret_sets(["regcred"], [], [], [str(values)])
