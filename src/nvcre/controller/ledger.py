@@ -115,9 +115,13 @@ def _environment(judging: dict, measured: dict, transport: str | None, labels: d
 
 
 def node_results(wf: dict, run: str, now: str, jobs: list[dict], node_labels: dict[str, dict]) -> list[J.NodeResult]:
-    """Every node the Workflow tested, with its outcome, figure and environment (pure)."""
-    if dig(wf, "status", "orchestration", "diagnose", "findings") is not None:
-        return _diagnosed_results(wf, run, now, jobs, node_labels)
+    """Every node the Workflow tested, with its outcome, figure and environment (pure).
+
+    A diagnose Workflow that ended before its verdict (no ``findings``) records nothing: a
+    half-run round's pair says nothing final about either node."""
+    diagnose = dig(wf, "status", "orchestration", "diagnose")
+    if diagnose:
+        return _diagnosed_results(wf, run, now, jobs, node_labels) if diagnose.get("findings") is not None else []
     return _group_results(wf, run, now, jobs, node_labels)
 
 

@@ -140,3 +140,11 @@ def test_record_workflow_writes_a_node_readiness_per_diagnosed_node(monkeypatch)
     assert records[nodes[0]]["lastResult"] == "Passed"
     entry = records[nodes[3]]["results"][0]
     assert entry["scope"].startswith("diagnosis") and entry["run"] == "ns/diag" and entry["gpuHours"] > 0
+
+
+def test_a_diagnosis_that_ended_before_its_verdict_records_nothing():
+    wf, jobs, nodes = _node_fault_and_link()
+    cut = copy.deepcopy(wf)
+    del cut["status"]["orchestration"]["diagnose"]["findings"]
+    cut["status"]["orchestration"]["groups"] = [{"name": "r3-0", "nodes": nodes[:2], "phase": "Succeeded", "headline": 390.0}]
+    assert W.node_results(cut, "ns/diag", END, jobs, {}) == []
