@@ -1,8 +1,11 @@
 """testScale diagnose end to end: 64 simulated nodes in 4 racks with one degraded NIC and
 one bad link between racks; the Certification names exactly that node and that link,
-within the round budget, and passes every other node."""
+within the round budget, and passes every other node. The ledger keeps the verdict per
+node: one NodeReadiness for each of the 64, the node and both link ends Failed."""
 
 from __future__ import annotations
+
+import uuid
 
 from nvcre.kube.resources import NVCRE_API_VERSION
 
@@ -20,7 +23,10 @@ SCENARIO = {
 }
 
 
-def test_diagnose_names_the_node_and_the_link(sim_fleet, controller, kube, namespace, e2e):
+def test_diagnose_names_the_node_and_the_link(sim_fleet, controller, kube, namespace, e2e, monkeypatch):
+    ledger_ns = f"nvcre-ledger-{uuid.uuid4().hex[:6]}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ledger_ns}})
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", ledger_ns)
     sim_fleet.start(SCENARIO, time_scale=240.0)
     controller.start()
     e2e.apply(kube, e2e.certification("diagnose", namespace, [
@@ -44,3 +50,15 @@ def test_diagnose_names_the_node_and_the_link(sim_fleet, controller, kube, names
     assert "Diagnosis complete" in e2e.true_condition(wf, "Failed")["message"]
     # every other node passed: nobody else is named on the Certification either
     assert {n["name"] for n in cert["status"].get("failedNodes") or []} == {BAD_NODE}
+    # the ledger: every diagnosed node has its record, as the verdict says
+    assert wf["status"]["orchestration"]["ledger"] == f"64 node records in namespace {ledger_ns}", wf["status"]["orchestration"]
+    records = {r["metadata"]["name"]: r["status"] for r in kube.list(NVCRE_API_VERSION, "NodeReadiness", ledger_ns)}
+    assert len(records) == 64, sorted(records)
+    for node in (BAD_NODE, *BAD_LINK):
+        assert records[node]["lastResult"] == "Failed", records[node]
+    entry = records[BAD_NODE]["results"][0]
+    assert entry["scope"].startswith("diagnosis") and entry["run"] == f"{namespace}/diagnose" and entry["gpuHours"] > 0
+    assert entry["reason"].startswith(failed[BAD_NODE]["reason"]), entry
+    link_reason = records["gpu-node-05"]["results"][0]["reason"]
+    assert link_reason.startswith("link ") and "gpu-node-40" in link_reason, link_reason
+    assert {n for n, r in records.items() if r["lastResult"] == "Passed"} == set(records) - {BAD_NODE, *BAD_LINK}

@@ -5,7 +5,8 @@ gpu-node-07's NIC at half rate, NO thresholds anywhere.
    source) and the run FAILS naming gpu-node-07 with the bar and the source;
 2. no stage: NOT JUDGED (exit 4) plus a PerformanceOutlier warning naming gpu-node-07;
 3. the NIC "repaired": the node is cleared at production in ``nvcrectl nodes``;
-4. a new 20 % slowdown on gpu-node-12: a Regression against its own last pass.
+4. a new 20 % slowdown on gpu-node-12: a Regression against its own last pass, under the
+   run's stated ``regressionMargin`` (0.15, which a 20 % drop still exceeds).
 The ledger lives in its own namespace and outlives the runs' namespaces.
 """
 
@@ -99,15 +100,17 @@ def test_stage_outliers_ledger_and_regression(sim_fleet, controller, kube, names
     drain = _nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "--not-ready", "--stage", "production", "-o", "name")
     assert drain.returncode == 0 and drain.stdout == "", drain.stdout
 
-    # 4. a new 20 % slowdown on gpu-node-12: FAILED at production and a Regression for it
+    # 4. a new 20 % slowdown on gpu-node-12: FAILED at production and a Regression for it,
+    #    judged by the margin the run states (0.15) rather than the default 0.10
     sim_fleet.stop()
     sim_fleet.start(_scenario([{"type": "degraded-nic", "node": "gpu-node-12", "factor": 0.8}]))
-    e2e.apply(kube, _cert(e2e, "prod-4", namespace, stage="production"))
+    e2e.apply(kube, _cert(e2e, "prod-4", namespace, stage="production", regressionMargin=0.15))
     cert = e2e.wait_terminal(kube, "Certification", "prod-4", namespace, 420, controller)
     wf = kube.get(NVCRE_API_VERSION, "Workflow", cert["status"]["categoryStatuses"][0]["workflowRef"]["name"], namespace)
     regressions = wf["status"]["orchestration"].get("regressions") or []
     assert [r["node"] for r in regressions] == ["gpu-node-12"], wf["status"]["orchestration"]
     assert regressions[0]["previousRun"] == f"{namespace}/prod-3" and regressions[0]["value"] < 0.85 * regressions[0]["previous"]
+    assert regressions[0]["margin"] == 0.15 and "(margin 15%)" in regressions[0]["message"], regressions[0]
     drain = _nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "--not-ready", "--stage", "production", "-o", "name")
     assert drain.stdout.split() == ["gpu-node-12"], drain.stdout
     text = _nvcrectl(kubeconfig, "certification", "report", "prod-4", "-n", namespace)

@@ -144,6 +144,12 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
         node.pop("default")
     if "const" in node:
         node["enum"] = [node.pop("const")]
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        # JSON Schema's numeric exclusive bound; OpenAPI v3.0 (the API server) spells it as the
+        # bound plus a boolean, and refuses a number there
+        value = node.get(exclusive)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            node[bound], node[exclusive] = value, True
     for key in _DROP_KEYS:
         node.pop(key, None)
     if isinstance(node.get("additionalProperties"), bool):
@@ -168,7 +174,8 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
 
 
 _KEY_ORDER = (
-    "type", "description", "format", "enum", "default", "minimum", "maximum", "minLength", "maxLength", "pattern",
+    "type", "description", "format", "enum", "default", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum",
+    "minLength", "maxLength", "pattern",
     "minItems", "maxItems", "minProperties", "maxProperties", "anyOf", "required", "properties", "items",
     "additionalProperties",
 )
@@ -230,6 +237,9 @@ def _walk(node: Any, path: str, problems: list[str]) -> None:
             problems.append(f"{path}: missing or invalid type ({node.get('type')!r})")
     elif "type" in node:
         problems.append(f"{path}: x-kubernetes-int-or-string must not set type")
+    for exclusive in ("exclusiveMinimum", "exclusiveMaximum"):
+        if exclusive in node and not isinstance(node[exclusive], bool):
+            problems.append(f"{path}: {exclusive} must be a boolean beside minimum/maximum")
     if "properties" in node and "additionalProperties" in node:
         problems.append(f"{path}: properties and additionalProperties together")
     if "additionalProperties" in node and not isinstance(node["additionalProperties"], dict):

@@ -389,6 +389,14 @@ class CategoryOptions(ApiModel):
         description="A PerformanceOutlier fails the category, and the slow node is isolated and named "
         "(default false: a warning).",
     )
+    regression_margin: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="A node whose figure falls more than this fraction below its own last passing result on the "
+        "same category, scope and topology is reported as a Regression (default 0.10; a drop of exactly the "
+        "margin is not one). A fraction in (0, 1). Our extension.",
+    )
     dcgm_host: Annotated[str, StringConstraints(min_length=1, max_length=253, pattern=DCGM_HOST_PATTERN)] | None = Field(
         None,
         description="diagnostics/dcgm-level4: DCGM hostengine as host[:port] (default nvidia-dcgm.gpu-operator.svc:5555).",

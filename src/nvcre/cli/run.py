@@ -384,6 +384,9 @@ def certification_run(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Training steps, -1 unlimited (spec.maxSteps)."),
     stage: Optional[str] = typer.Option(None, "--stage", help="Readiness stage that derives thresholds from the shipped "
                                         "baselines: bring-up, burn-in, preproduction or production (spec.stage)."),
+    regression_margin: Optional[float] = typer.Option(None, "--regression-margin", help="A drop of more than this fraction "
+                                                      "below a node's own last pass is a Regression; in (0, 1), default "
+                                                      "0.10 (spec.regressionMargin)."),
     exit_duration_mins: Optional[int] = typer.Option(None, "--exit-duration-mins", help="Training EXIT_DURATION_MINS (spec.exitDurationMins)."),
     startup_stall_timeout_seconds: Optional[int] = typer.Option(None, "--startup-stall-timeout-seconds", help="spec.startupStallTimeoutSeconds."),
     repeat_count: Optional[int] = typer.Option(None, "--repeat-count", help="Times each category runs (spec.repeatCount)."),
@@ -403,7 +406,7 @@ def certification_run(
                         enable_mnnvl=enable_mnnvl, max_steps=max_steps, exit_duration_mins=exit_duration_mins,
                         startup_stall_timeout_seconds=startup_stall_timeout_seconds, repeat_count=repeat_count,
                         max_restarts=max_restarts, storage_class=storage_class, image=image,
-                        workload_registry=workload_registry, stage=stage)
+                        workload_registry=workload_registry, stage=stage, regression_margin=regression_margin)
     credentials = registry_credentials(workload_registry, registry_username, registry_password)
     files = (results_file, junit_file, html_file)
     if bool(category) == bool(cert_file):

@@ -37,6 +37,7 @@ class OptionFlags:
     image: str | None = None
     workload_registry: str | None = None
     stage: str | None = None
+    regression_margin: float | None = None
 
 
 # flag attribute -> (spec key, flag name)
@@ -54,6 +55,7 @@ SPEC_KEYS: dict[str, tuple[str, str]] = {
     "image": ("image", "--image"),
     "workload_registry": ("workloadRegistry", "--workload-registry"),
     "stage": ("stage", "--stage"),
+    "regression_margin": ("regressionMargin", "--regression-margin"),
 }
 
 

@@ -17,6 +17,7 @@ from nvcre.judge.stages import NONE, Judging, judging_for, scope_of
 JUDGING_ANNOTATION = L.PREFIX + "judging"
 OUTLIER_FRACTION_ANNOTATION = L.PREFIX + "outlier-fraction"
 FAIL_ON_OUTLIER_ANNOTATION = L.PREFIX + "fail-on-outlier"
+REGRESSION_MARGIN_ANNOTATION = L.PREFIX + "regression-margin"
 
 
 def option(spec: dict, category: dict, name: str) -> Any:
@@ -63,6 +64,9 @@ def annotate(body: dict, spec: dict, category: dict, judging: Judging, resolved=
         annotations[OUTLIER_FRACTION_ANNOTATION] = f"{float(fraction):g}"
     if option(spec, category, "failOnOutlier"):
         annotations[FAIL_ON_OUTLIER_ANNOTATION] = "true"
+    margin = option(spec, category, "regressionMargin")
+    if margin is not None:  # the ledger update reads it when the Workflow ends
+        annotations[REGRESSION_MARGIN_ANNOTATION] = repr(float(margin))
     if judging.derived and not (body["spec"].get("validation") or {}).get("performance"):
         body["spec"]["validation"] = {"performance": {"enabled": True, "thresholds": {"thresholds": dict(judging.thresholds)}}}
     return body

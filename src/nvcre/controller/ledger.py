@@ -6,6 +6,12 @@ per record) and write (one NodeReadiness per node in the controller's namespace;
 if absent, else a status write). The Workflow then records ``orchestration.ledger`` and
 any ``regressions`` (with Events), which is what lets its Certification move on, so a
 report never misses a Regression found for it. Nodes themselves are never modified.
+
+A grouped run records each ended group's nodes with the group's figure; a testScale
+diagnose run records every node its verdict covers (scope "diagnosis ..."): named faulty
+nodes Failed with the diagnosis's reason, cleared ones Passed (NotJudged when nothing
+judged), the rest NotJudged with why. Regressions use the category's
+``regressionMargin`` (carried by the Workflow as an annotation; default 0.10).
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from nvcre.controller import conditions as c
 from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller.context import Context
-from nvcre.controller.judging import judging_of
+from nvcre.controller.judging import REGRESSION_MARGIN_ANNOTATION, judging_of
 from nvcre.judge import ledger as J
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +50,7 @@ def applies(wf: dict) -> bool:
 
 
 def recorded(wf: dict) -> bool:
-    return bool(((wf.get("status") or {}).get("orchestration") or {}).get("ledger"))
+    return bool(dig(wf, "status", "orchestration", "ledger"))
 
 
 LEDGER_GRACE_SECONDS = 60.0
@@ -60,7 +67,7 @@ def wait_for(ctx: Context, wf: dict) -> float | None:
     if not c.is_terminal(st.get("conditions")) or not applies(wf) or recorded(wf):
         return None
     terminal = c.find(st.get("conditions"), c.phase_of(st.get("conditions")))
-    ended = parse_time(st.get("completionTime")) or parse_time((terminal or {}).get("lastTransitionTime"))
+    ended = parse_time(st.get("completionTime")) or parse_time(dig(terminal, "lastTransitionTime"))
     if ended is None or ctx.now() - ended > LEDGER_GRACE_SECONDS:  # no time to wait from: do not hold
         return None
     return 1.0
@@ -76,12 +83,50 @@ def _bar(wf: dict, judging: dict) -> str | None:
     derived = judging.get("derived") or []
     if derived:
         return "; ".join(f"{d['key']} >= {d['bar']:g} ({d.get('stage')})" for d in derived)[:256]
-    thresholds = ((((wf.get("spec") or {}).get("validation") or {}).get("performance") or {}).get("thresholds") or {}).get("thresholds") or {}
+    thresholds = dig(wf, "spec", "validation", "performance", "thresholds", "thresholds") or {}
     return ", ".join(f"{k} {v}" for k, v in sorted(thresholds.items()))[:256] or None
 
 
+def regression_margin(wf: dict) -> float | None:
+    """The category's ``regressionMargin`` as its Workflow carries it (None: the default). A value
+    the API would have refused (an annotation edited by hand) falls back to the default, logged."""
+    raw = dig(wf, "metadata", "annotations", REGRESSION_MARGIN_ANNOTATION)
+    if raw is None:
+        return None
+    try:
+        return J.check_margin(float(raw))
+    except ValueError:
+        log.warning("Workflow %s: regression margin %r is not a fraction in (0, 1); using the default %g",
+                    dig(wf, "metadata", "name"), raw, J.DEFAULT_REGRESSION_MARGIN)
+        return None
+
+
+def _environment(judging: dict, measured: dict, transport: str | None, labels: dict) -> dict[str, str]:
+    """What ran on a node: the image, what the Job measured, driver and CUDA from the Node's labels."""
+    env = {"image": judging.get("image"), "imageDigest": measured.get("imageDigest"),
+           "transport": measured.get("transport") or transport,
+           "nccl": measured.get("ncclVersion"),
+           "driver": labels.get("nvidia.com/cuda.driver-version.full") or ".".join(
+               labels[k] for k in ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",
+                                   "nvidia.com/cuda.driver.rev") if labels.get(k)),
+           "cuda": ".".join(labels[k] for k in ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
+                            if labels.get(k))}
+    return {k: str(v) for k, v in env.items() if v}
+
+
 def node_results(wf: dict, run: str, now: str, jobs: list[dict], node_labels: dict[str, dict]) -> list[J.NodeResult]:
-    """Every node the Workflow tested, with its outcome, figure and environment (pure)."""
+    """Every node the Workflow tested, with its outcome, figure and environment (pure).
+
+    A diagnose Workflow that ended before its verdict (no ``findings``) records nothing: a
+    half-run round's pair says nothing final about either node."""
+    diagnose = dig(wf, "status", "orchestration", "diagnose")
+    if diagnose:
+        return _diagnosed_results(wf, run, now, jobs, node_labels) if diagnose.get("findings") is not None else []
+    return _group_results(wf, run, now, jobs, node_labels)
+
+
+def _group_results(wf: dict, run: str, now: str, jobs: list[dict], node_labels: dict[str, dict]) -> list[J.NodeResult]:
+    """A grouped run: each ended group's nodes, with the group's figure (not an isolated node's)."""
     from nvcre.report.judging import job_gpu_hours
 
     st = wf.get("status") or {}
@@ -95,47 +140,113 @@ def node_results(wf: dict, run: str, now: str, jobs: list[dict], node_labels: di
         failed.setdefault(n["name"], n.get("reason") or "")
     iso = orch.get("isolation") or {}
     cleared = set(iso.get("nodes") or []) - set(iso.get("convicted") or []) if iso.get("phase") == isolation.SUCCEEDED else set()
-    by_job = {(j.get("metadata") or {}).get("name"): j for j in jobs}
-    job_of_group = {}
-    for j in jobs:
-        group = ((j.get("metadata") or {}).get("labels") or {}).get(L.GROUP)
-        if group:
-            job_of_group[group] = j
-    image = judging.get("image")
+    by_job = {dig(j, "metadata", "name"): j for j in jobs}
+    job_of_group = {dig(j, "metadata", "labels", L.GROUP): j for j in jobs if dig(j, "metadata", "labels", L.GROUP)}
     bar = _bar(wf, judging)
-    category = (wf.get("spec") or {}).get("category") or ""
+    category = dig(wf, "spec", "category") or ""
     out: list[J.NodeResult] = []
     for g in orch.get("groups") or []:
         nodes = list(g.get("nodes") or [])
         if not nodes or g.get("phase") not in ("Succeeded", "Failed"):
             continue
-        job = by_job.get((g.get("jobRef") or {}).get("name")) or job_of_group.get(g["name"]) or {}
-        measured = (job.get("status") or {}).get("measurements") or {}
+        job = by_job.get(dig(g, "jobRef", "name")) or job_of_group.get(g["name"]) or {}
+        measured = dig(job, "status", "measurements") or {}
         hours = job_gpu_hours(job, int(gpus or 0)) if job else None
         for node in nodes:
-            labels = node_labels.get(node) or {}
-            env = {"image": image, "imageDigest": measured.get("imageDigest"),
-                   "transport": measured.get("transport") or g.get("transport"),
-                   "nccl": measured.get("ncclVersion"),
-                   "driver": labels.get("nvidia.com/cuda.driver-version.full") or ".".join(
-                       labels[k] for k in ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor",
-                                           "nvidia.com/cuda.driver.rev") if labels.get(k)),
-                   "cuda": ".".join(labels[k] for k in ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
-                                    if labels.get(k))}
             if node in failed:
                 result, reason = J.FAILED, failed[node]
             elif not judged:
                 result, reason = J.NOT_JUDGED, (judging.get("message") or "")[:256]
             else:
                 result, reason = J.PASSED, None
-            value = None if node in cleared else g.get("headline")
             out.append(J.NodeResult(
                 node=node, category=category, scope=_shape(len(nodes), gpus, orch.get("testScale")), result=result,
-                time=now, run=run, workflow=wf["metadata"]["name"], stage=stage, value=value, bar=bar, reason=reason,
-                environment={k: str(v) for k, v in env.items() if v},
+                time=now, run=run, workflow=wf["metadata"]["name"], stage=stage,
+                value=None if node in cleared else g.get("headline"), bar=bar, reason=reason,
+                environment=_environment(judging, measured, g.get("transport"), node_labels.get(node) or {}),
                 gpu_hours=(hours / len(nodes)) if hours is not None else None,
             ))
     return out
+
+
+def diagnosis_scope(gpus: int | None) -> str:
+    """The scope of a diagnose run's results: one key per category, whatever the rounds ran."""
+    return f"diagnosis (adaptive isolation){f', {gpus} GPUs per node' if gpus else ''}"
+
+
+def diagnosed_verdicts(wf: dict) -> dict[str, tuple[str, str | None]]:
+    """Per node a finished diagnosis ran over: (result, reason), from its verdict (pure).
+
+    Named faulty (a bad or intermittent node, an end of a bad link): Failed, with the
+    diagnosis's own reason and evidence. Cleared (tested good, rack not at fault): Passed,
+    or NotJudged when nothing judged the run. Anything else the diagnosis left open (a
+    rack or boundary at fault, unresolved, untested): NotJudged, saying why."""
+    from nvcre.planning.diagnose import UNLABELLED
+    from nvcre.planning.diagnose_model import DiagnoseError, DiagnoseState
+
+    st = wf.get("status") or {}
+    diag = dig(st, "orchestration", "diagnose") or {}
+    findings = diag.get("findings") or {}
+    try:
+        state = DiagnoseState.from_dict(diag)
+    except (DiagnoseError, KeyError, TypeError, ValueError) as err:
+        log.warning("Workflow %s: diagnose state not readable for the ledger: %s", dig(wf, "metadata", "name"), err)
+        return {}
+    judging = judging_of(wf)
+    named = {n["name"]: f"{n.get('reason') or 'WorkloadFailed'}: {n.get('message') or ''}".rstrip(": ")
+             for n in st.get("failedNodes") or [] if n.get("name")}
+    for x in findings.get("links") or []:
+        for end, other in ((x["a"], x["b"]), (x["b"], x["a"])):
+            named.setdefault(end, f"link {x['a']}<->{x['b']} fails only with both ends ({other}): {x.get('message', '')}")
+    racks: dict[str, str] = {}
+    for x in findings.get("racks") or []:
+        for rack in (x.get("rack"), x.get("peer")):
+            if rack:
+                racks.setdefault(rack, f"not cleared: rack {x.get('rack')} at fault: {x.get('message', '')}")
+    open_ = {n: f"not cleared: {x.get('message', '')}" for x in findings.get("unresolved") or [] for n in x.get("nodes") or []}
+    cleared = (J.PASSED, None) if judging.get("judged", True) else (J.NOT_JUDGED, judging.get("message") or "not judged")
+    out: dict[str, tuple[str, str | None]] = {}
+    for i, node in enumerate(state.names):
+        rack = (state.domain_names[state.dom[i]] if i < len(state.dom) else "") or UNLABELLED
+        if node in named:
+            out[node] = (J.FAILED, named[node])
+        elif rack in racks:
+            out[node] = (J.NOT_JUDGED, racks[rack])
+        elif i < len(state.status) and state.status[i] == "g":
+            out[node] = cleared
+        else:
+            out[node] = (J.NOT_JUDGED, open_.get(node) or "not cleared: the diagnosis left it undecided")
+    return out
+
+
+def _diagnosed_results(wf: dict, run: str, now: str, jobs: list[dict], node_labels: dict[str, dict]) -> list[J.NodeResult]:
+    """A testScale diagnose run: every node it ran over, as its verdict says, with the GPU-hours
+    of the rounds it took part in. No figure: a pair's bandwidth is not one node's."""
+    from nvcre.report.judging import job_gpu_hours
+
+    judging = judging_of(wf)
+    gpus = judging.get("gpusPerNode") or None
+    stage = judging.get("stage") if judging.get("judged", True) else None
+    hours: dict[str, float] = {}
+    last_job: dict[str, dict] = {}
+    for job in sorted(jobs, key=lambda j: dig(j, "metadata", "creationTimestamp") or ""):
+        nodes = list(dig(job, "spec", "nodes") or dig(job, "status", "nodesRan") or [])
+        spent = job_gpu_hours(job, int(gpus or 0))
+        for node in nodes:
+            last_job[node] = job
+            if spent is not None:
+                hours[node] = hours.get(node, 0.0) + spent / len(nodes)
+    bar, category, scope = _bar(wf, judging), dig(wf, "spec", "category") or "", diagnosis_scope(gpus)
+    return [
+        J.NodeResult(
+            node=node, category=category, scope=scope, result=result, time=now, run=run,
+            workflow=wf["metadata"]["name"], stage=stage, value=None, bar=bar, reason=reason,
+            environment=_environment(judging, dig(last_job.get(node), "status", "measurements") or {}, None,
+                                     node_labels.get(node) or {}),
+            gpu_hours=hours.get(node),
+        )
+        for node, (result, reason) in sorted(diagnosed_verdicts(wf).items())
+    ]
 
 
 def _body(namespace: str, node: str) -> dict:
@@ -144,14 +255,15 @@ def _body(namespace: str, node: str) -> dict:
             "spec": {"nodeName": node}}
 
 
-def _write_node(ctx: Context, namespace: str, node: str, results: list[J.NodeResult]) -> list[J.Regression]:
+def _write_node(ctx: Context, namespace: str, node: str, results: list[J.NodeResult],
+                margin: float | None = None) -> list[J.Regression]:
     found: list[J.Regression] = []
     current = ctx.kube.get(NVCRE_API_VERSION, KIND, node, namespace)
     if current is None:
         current, _ = ctx.kube.create(_body(namespace, node))
 
     def mutate(o: dict) -> bool:
-        new, regs = J.update(o.get("status") or None, results)
+        new, regs = J.update(o.get("status") or None, results, margin)
         found[:] = regs
         if new == (o.get("status") or {}):
             return False
@@ -172,25 +284,27 @@ def record_workflow(ctx: Context, wf: dict) -> dict | None:
     if not applies(wf) or recorded(wf):
         return None
     meta = wf["metadata"]
-    cert = (L.controller_of(wf) or {}).get("name") or (meta.get("labels") or {}).get(L.CERTIFICATION) or ""
+    cert = dig(L.controller_of(wf), "name") or dig(meta, "labels", L.CERTIFICATION) or ""
     run = f"{meta['namespace']}/{cert}"
     namespace = ledger_namespace()
     jobs = [j for j in ctx.metrics.store.of_kind("Job")
             if j["metadata"].get("namespace") == meta["namespace"]
-            and (j["metadata"].get("labels") or {}).get(L.WORKFLOW) == meta["name"]]
+            and dig(j, "metadata", "labels", L.WORKFLOW) == meta["name"]]
     try:
         labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in ctx.kube.list("v1", "Node")}
     except Exception:  # driver/CUDA are a courtesy; the results are not
         labels = {}
-    now = ((wf.get("status") or {}).get("completionTime")) or ctx.now_text()
+    now = dig(wf, "status", "completionTime") or ctx.now_text()
     per_node: dict[str, list[J.NodeResult]] = {}
     for res in node_results(wf, run, now, jobs, labels):
         per_node.setdefault(res.node, []).append(res)
     regressions: list[J.Regression] = []
+    margin = regression_margin(wf)
     note = f"{len(per_node)} node records in namespace {namespace}"
     try:
         with ThreadPoolExecutor(max_workers=min(WRITERS, max(1, len(per_node)))) as pool:
-            for found in pool.map(lambda item: _write_node(ctx, namespace, item[0], item[1]), sorted(per_node.items())):
+            for found in pool.map(lambda item: _write_node(ctx, namespace, item[0], item[1], margin),
+                                  sorted(per_node.items())):
                 regressions += found
     except Exception as err:  # no namespace, no RBAC: say so on the Workflow, never wedge it
         note = f"ledger not written to namespace {namespace}: {err}"[:512]

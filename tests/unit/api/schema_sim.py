@@ -75,6 +75,10 @@ def _check(schema: dict[str, Any], value: Any, path: str, found: list[tuple[str,
             found.append((path, "below minimum"))
         if "maximum" in schema and value > schema["maximum"]:
             found.append((path, "above maximum"))
+        if schema.get("exclusiveMinimum") is True and value == schema.get("minimum"):
+            found.append((path, "below minimum"))
+        if schema.get("exclusiveMaximum") is True and value == schema.get("maximum"):
+            found.append((path, "above maximum"))
     if isinstance(value, str):
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             found.append((path, "too long"))

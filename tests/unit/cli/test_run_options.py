@@ -28,7 +28,7 @@ def test_every_flag_lands_on_its_spec_option():
     flags = OptionFlags(nodes_per_job=2, gpus_per_node=4, enable_checkpoint=True, enable_mnnvl=False, max_steps=-1,
                         exit_duration_mins=9, startup_stall_timeout_seconds=600, repeat_count=3, max_restarts=1,
                         storage_class="fast", image="nvcr.io/nvidia/pytorch:25.08-py3",
-                        workload_registry="mirror.local:5000", stage="burn-in")
+                        workload_registry="mirror.local:5000", stage="burn-in", regression_margin=0.15)
     spec = _spec()
     used = apply_option_flags(spec, flags)
     assert sorted(used) == sorted(flag for _, flag in SPEC_KEYS.values())
@@ -92,6 +92,10 @@ def test_with_registry_on_models_overrides_category_registries():
     (["--nodes-per-job", "0"], "nodesPerJob"),
     (["--max-steps", "-2"], "maxSteps"),
     (["--repeat-count", "0"], "repeatCount"),
+    (["--regression-margin", "0"], "spec.regressionMargin"),
+    (["--regression-margin", "1"], "spec.regressionMargin"),
+    (["--regression-margin", "-0.2"], "spec.regressionMargin"),
+    (["--regression-margin", "ten"], "--regression-margin"),
     (["--workload-registry", "http://x/"], "--workload-registry"),
     (["--workload-registry-username", "u", "--workload-registry-password", "p"], "need --workload-registry"),
 ])

@@ -36,6 +36,32 @@ def test_regression_margin_is_ten_percent_below_the_last_pass(new, flagged):
         assert "below its last passing 371" in regs[0].message
 
 
+@pytest.mark.parametrize("margin, previous, new, flagged", [
+    (0.20, 400.0, 320.0, False),   # a drop of exactly the margin is not a regression
+    (0.20, 400.0, 319.99, True),   # one hundredth more is
+    (0.10, 371.0, 333.9, False),   # 371 x 0.9 is 333.90000000000003 in floats: still exactly the margin
+    (0.10, 371.0, 333.89, True),
+    (0.05, 372.0, 353.4, False),
+    (0.05, 372.0, 353.39, True),
+])
+def test_regression_boundary_is_exactly_the_margin(margin, previous, new, flagged):
+    rec, _ = J.update(None, [_r(previous)], margin=margin)
+    rec, regs = J.update(rec, [_r(new, t="2026-12-02T05:00:00Z", run="ns/c2")], margin=margin)
+    assert bool(regs) is flagged
+    if flagged:
+        assert regs[0].margin == margin and regs[0].to_dict()["margin"] == margin
+
+
+@pytest.mark.parametrize("margin, flagged", [(None, True), (0.15, True), (0.25, False)])
+def test_the_stated_margin_decides_a_twenty_percent_drop(margin, flagged):
+    rec, _ = J.update(None, [_r(371.0)])
+    rec, regs = J.update(rec, [_r(297.0, t="2026-12-02T05:00:00Z", run="ns/c2")], margin=margin)
+    assert bool(regs) is flagged
+    if flagged:
+        stated = J.DEFAULT_REGRESSION_MARGIN if margin is None else margin
+        assert regs[0].margin == stated and f"(margin {stated:.0%})" in regs[0].message
+
+
 def test_regression_is_measured_against_the_last_passing_result_not_the_last_result():
     rec, _ = J.update(None, [_r(371.0)])
     rec, _ = J.update(rec, [_r(185.0, J.FAILED, t="2026-12-02T05:00:00Z", run="ns/c2")])  # the broken run
@@ -45,8 +71,8 @@ def test_regression_is_measured_against_the_last_passing_result_not_the_last_res
 
 
 def test_a_margin_outside_zero_one_is_refused():
-    for bad in (0, 1, -0.2, 2):
-        with pytest.raises(ValueError):
+    for bad in (0, 1, -0.2, 2, 1.0, "0.2", True, float("nan")):
+        with pytest.raises(ValueError, match="regressionMargin"):
             J.update(None, [_r(1.0)], margin=bad)
     with pytest.raises(ValueError):
         J.update(None, [_r(1.0, result="Maybe")])

@@ -99,6 +99,12 @@ spec:
         ("  outlierFraction: -0.5", "outlierFraction"),
         ("  outlierFraction: 1.5", "outlierFraction"),
         ("  failOnOutlier: sometimes", "failOnOutlier"),
+        ("  regressionMargin: -0.1", "spec.regressionMargin"),
+        ("  regressionMargin: 0", "spec.regressionMargin"),
+        ("  regressionMargin: 1", "spec.regressionMargin"),
+        ("  regressionMargin: 1.5", "spec.regressionMargin"),
+        ("  regressionMargin: '0.1'", "spec.regressionMargin"),
+        ("      options: {regressionMargin: 0}", "categories[0].options.regressionMargin"),
     ],
 )
 def test_bad_judging_options_are_refused_naming_the_field(extra, field):
@@ -137,6 +143,8 @@ def test_crd_enum_lists_the_stages():
     assert spec["stage"]["enum"] == list(STAGES)
     assert spec["categories"]["items"]["properties"]["options"]["properties"]["stage"]["enum"] == list(STAGES)
     assert spec["outlierFraction"]["minimum"] > 0
+    margin = spec["regressionMargin"]
+    assert (margin["minimum"], margin["exclusiveMinimum"], margin["maximum"], margin["exclusiveMaximum"]) == (0, True, 1, True)
 
 
 _ = (CertificationSpec, FieldProblem)
