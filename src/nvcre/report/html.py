@@ -391,7 +391,7 @@ def _nice_step(raw: float) -> float:
 
 def _exclusions(report: Report) -> str:
     rows = "".join(
-        f"<tr><td><code>{escape(e.name)}</code></td><td>{escape(e.reason)}</td>"
+        f"<tr><td><code>{escape(e.name)}</code></td><td>{escape(e.why)}</td>"
         f"<td>{escape(', '.join(e.ran_in)) if e.ran_in else 'not tested'}</td></tr>"
         for e in report.exclusions
     )

@@ -215,7 +215,13 @@ class CategoryReport(_Model):
 class Exclusion(_Model):
     name: str
     reason: str = ""
+    message: str = ""  # what about this node excluded it (set when a target had no capable node)
     ran_in: list[str] = Field(default_factory=list)  # categories that did run on it (domain/variant)
+
+    @property
+    def why(self) -> str:
+        """"InsufficientGPUCapacity (node has 7 allocatable ...)", or the reason alone."""
+        return f"{self.reason} ({self.message})" if self.message and self.reason else (self.message or self.reason)
 
 
 class NodeResult(_Model):

@@ -89,12 +89,12 @@ def _header(report: Report) -> list[str]:
         rows.append(f"  {'Excluded:':<11}{count} node{_s(count)}, {what}")
         codes = {ex.reason for ex in report.exclusions}
         for ex in report.exclusions[:MAX_SUMMARY_NODES]:
-            why = ex.reason or report.exclusion_reason or "excluded"
-            if ex.reason and report.exclusion_reason and len(codes) == 1 and report.exclusion_reason != ex.reason:
+            why = ex.why or report.exclusion_reason or "excluded"
+            if not ex.message and ex.reason and report.exclusion_reason and len(codes) == 1 and report.exclusion_reason != ex.reason:
                 why = f"{ex.reason} ({report.exclusion_reason})"
             if ex.ran_in:  # tested by some categories, left out of others: say both
                 why = f"ran in {', '.join(ex.ran_in)}; excluded from the others: {why}"
-            rows += _indented(f"- {ex.name}: {why}", 13, max_lines=3)
+            rows += _indented(f"- {ex.name}: {why}", 13, max_lines=5)
         if len(report.exclusions) > MAX_SUMMARY_NODES:
             rows.append(" " * 13 + f"... and {len(report.exclusions) - MAX_SUMMARY_NODES} more (see -o json)")
     elif report.excluded_nodes:
