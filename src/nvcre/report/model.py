@@ -190,6 +190,7 @@ class CategoryReport(_Model):
     failed_groups: list[FailedGroup] = Field(default_factory=list)
     failed_nodes: list[FailedNode] = Field(default_factory=list)
     training: list[TrainingResult] = Field(default_factory=list)
+    pod_logs: list[FailureLog] = Field(default_factory=list)  # a WorkloadRun: each pod's tail, kept before cleanup
     diagnose: Diagnosis | None = None
     env: list[str] = Field(default_factory=list)  # variable NAMES only, never values
     next_steps: list[str] = Field(default_factory=list)
