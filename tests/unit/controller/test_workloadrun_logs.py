@@ -106,3 +106,16 @@ def test_a_certification_job_keeps_no_pod_logs():
     reconcile_job(ctx, "ns", job)
     st = kube.get(API, "Job", job, "ns")["status"]
     assert c.is_terminal(st["conditions"]) and "podLogs" not in st
+
+
+def test_the_html_report_carries_the_pod_logs_too():
+    from nvcre.report.model import CategoryReport, FailureLog, Report
+    from nvcre.report.render import render
+
+    logs = [FailureLog(pod_name="smoke-job-workload-launcher-x", node_name="gpu-node-01", exit_code=0, reason="Completed",
+                       tail="# Avg bus bandwidth    : 412.3 <done>\n")]
+    report = Report(kind="WorkloadRun", name="smoke", categories=[CategoryReport(domain="workloadrun", variant="smoke",
+                                                                               pod_logs=logs)])
+    html = render(report, "html")
+    assert "<code>smoke-job-workload-launcher-x</code> on <code>gpu-node-01</code>, exit 0 (Completed)" in html
+    assert "# Avg bus bandwidth    : 412.3 &lt;done&gt;" in html  # escaped
