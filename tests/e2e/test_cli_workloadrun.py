@@ -33,7 +33,7 @@ RUN = {
 }
 
 
-def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path):
+def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path, kube, e2e):
     sim_fleet.start("healthy.yaml", nodes=8)
     controller.start()
     manifest = tmp_path / "nccl-all-reduce.yaml"
@@ -62,8 +62,22 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path):
     assert again.returncode == 0 and again.stdout.startswith("# WorkloadRun `nccl-all-reduce`: **PASSED**"), again.stderr
     missing = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce"], capture_output=True, text=True, env=env, timeout=120)
     assert missing.returncode == 2 and f"add -n {ns}" in missing.stderr
-    # the report lists the nodes it ran on; cleanup removes the run and its namespace
-    assert "Nodes:" in run.stdout, run.stdout
+    # the report lists the nodes it ran on and keeps the pods' log tails after the pods are gone
+    ran = category["groups"][0]["nodes"]
+    assert len(ran) == 4 and f"Ran on:    4 nodes: {', '.join(sorted(ran))}" in run.stdout, run.stdout
+    e2e.wait_for(lambda: not kube.list("v1", "Pod", ns), 120, "the run's pods to be deleted")
+    after = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce", "-n", ns, "-o", "json"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    logs = json.loads(after.stdout)["categories"][0]["podLogs"]
+    launcher = logs[0]
+    # the launcher (no GPUs) may sit on any node; the workers are the nodes it ran on
+    assert "launcher" in launcher["podName"] and launcher["nodeName"] and launcher["exitCode"] == 0, launcher
+    assert "Avg bus bandwidth" in launcher["tail"], launcher["tail"][-2000:]
+    assert {x["nodeName"] for x in logs[1:]} == set(ran), logs  # one worker pod per node it ran on
+    text = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce", "-n", ns],
+                          capture_output=True, text=True, env=env, timeout=120).stdout
+    assert "Pod Logs (read before the pods were deleted):" in text and "Avg bus bandwidth" in text, text
+    # cleanup removes the run and its namespace
     gone = subprocess.run([NVCRECTL, "workloadrun", "cleanup", "nccl-all-reduce", "-n", ns],
                           capture_output=True, text=True, env=env, timeout=300)
     assert gone.returncode == 0 and f"namespace/{ns} deleted" in gone.stdout, gone.stderr

@@ -139,3 +139,26 @@ def test_reference_spellings_are_accepted_by_the_server(crds_installed, kubectl,
     result = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-", check=False,
                      input=_in_namespace(docs, namespace))
     assert result.returncode == 0, result.stderr
+
+
+def test_kubectl_get_shows_goodput_as_a_percentage(crds_installed, kubectl, namespace):
+    """The printer columns read status.display: "40.0%" and "812.5", the raw ratio only in -o wide."""
+    from nvcre.controller.measurements import read_goodput
+    from nvcre.measure.logprofile import default_log_profile
+
+    text = (REPO / "tests/data/fixtures/training/nvcre-megatron-core-full-iteration-line/input_logs.txt").read_text()
+    status = read_goodput(text, default_log_profile("megatron-training")).status
+    gm = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "GoodputMeasurement",
+          "metadata": {"name": "smoke-job-goodput", "namespace": namespace},
+          "spec": {"jobRef": {"apiGroup": "nvcre.nvidia.com", "kind": "Job", "name": "smoke-job"},
+                   "logProfileRef": "megatron-training"}}
+    kubectl("apply", "-f", "-", input=yaml.safe_dump(gm))
+    kubectl("patch", "goodputmeasurement", "smoke-job-goodput", "-n", namespace, "--subresource=status",
+            "--type=merge", "-p", yaml.safe_dump({"status": {**status, "phase": "Complete"}}))
+    table = kubectl("get", "gm", "-n", namespace).stdout
+    header, row = table.splitlines()[:2]
+    assert header.split()[:4] == ["NAME", "PHASE", "GOODPUT", "TFLOPS"], table
+    assert row.split()[1:4] == ["Complete", status["display"]["goodput"], status["display"]["tflopsPerGPU"]], table
+    assert status["result"] not in table  # "1.000000" is the tools' string
+    wide = kubectl("get", "gm", "-n", namespace, "-o", "wide").stdout
+    assert status["result"] in wide and status["display"]["stepTime"] in wide, wide

@@ -46,6 +46,7 @@ CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
 MAX_NODES = 8192
 MAX_NAME_LEN = 253
 MAX_MESSAGE_LEN = 1024
+MAX_EXCLUSION_MESSAGE_LEN = 256
 
 
 class FieldProblem(ValueError):
@@ -358,6 +359,11 @@ class ExcludedNode(ApiModel):
     name: NodeName
     reason: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=CONDITION_REASON_PATTERN)] = Field(
         description="Cordoned, HeterogeneousGPU, InsufficientGPUCapacity, NotGPUNode or another CamelCase reason."
+    )
+    message: Annotated[str, StringConstraints(max_length=MAX_EXCLUSION_MESSAGE_LEN)] | None = Field(
+        default=None,
+        description="What about this node excluded it (allocatable GPUs, a failing GPU health condition); set on "
+        "the first nodes of a target that had no capable node, so the status says why per node.",
     )
 
 

@@ -173,6 +173,9 @@ class JobMeasurements(ApiModel):
     )
 
 
+MAX_POD_LOGS = 8
+
+
 class JobStatus(ApiModel):
     """Observed state of one Job."""
 
@@ -193,6 +196,11 @@ class JobStatus(ApiModel):
     )
     restart_count: Annotated[int, Field(ge=0)] | None = None
     failure_log: FailureLog | None = None
+    pod_logs: Annotated[list[FailureLog], Field(max_length=MAX_POD_LOGS)] | None = Field(
+        None,
+        description="A WorkloadRun's Job: each pod's node, exit code and log tail, read before the workload is "
+        f"deleted (the launcher first, at most {MAX_POD_LOGS} pods, 200 lines / 8 KiB each; our extension).",
+    )
     nodes_ran: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = Field(
         None, description="Nodes the workload's pods ran on (Unpinned attribution; our extension)."
     )

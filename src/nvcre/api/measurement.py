@@ -71,6 +71,14 @@ class PendingInterruption(ApiModel):
     reason: Annotated[str, StringConstraints(max_length=256)] | None = None
 
 
+class GoodputDisplay(ApiModel):
+    """Display strings: goodput "40.0%", TFLOP/s per GPU "812.5", step time "1.84s"."""
+
+    goodput: Annotated[str, StringConstraints(max_length=16)] | None = None
+    tflops_per_gpu: Annotated[str, StringConstraints(max_length=32)] | None = Field(None, alias="tflopsPerGPU")
+    step_time: Annotated[str, StringConstraints(max_length=32)] | None = None
+
+
 class GoodputMeasurementStatus(ApiModel):
     """Goodput = (t_w - t_ch - t_rm - t_re - t_save) / (t_w - t_re), with the time accounting behind it."""
 
@@ -102,6 +110,9 @@ class GoodputMeasurementStatus(ApiModel):
     application_start_time: Timestamp | None = None
     application_stop_time: Timestamp | None = None
     pending_interruption: PendingInterruption | None = None
+    display: GoodputDisplay | None = Field(
+        None, description="The figures as people read them, for `kubectl get` (our extension; the numbers above stay)."
+    )
 
 
 class GoodputMeasurement(KubeObject):
@@ -117,8 +128,10 @@ class GoodputMeasurement(KubeObject):
         short_names=("gm", "goodput"),
         columns=(
             PrinterColumn("Phase", ".status.phase", description="Measuring or Complete"),
-            PrinterColumn("Goodput", ".status.result"),
-            PrinterColumn("TFLOPs", ".status.avgTFLOPSPerGPU", description="Mean TFLOP/s per GPU"),
+            PrinterColumn("Goodput", ".status.display.goodput", description="Goodput, percent"),
+            PrinterColumn("TFLOPs", ".status.display.tflopsPerGPU", description="Mean TFLOP/s per GPU"),
+            PrinterColumn("Step-Time", ".status.display.stepTime", priority=1, description="Mean step time after warmup"),
+            PrinterColumn("Ratio", ".status.result", priority=1, description="Goodput ratio 0-1, as the reference writes it"),
             PrinterColumn("Step", ".status.currentStep", priority=1),
             PrinterColumn("Job", ".spec.jobRef.name", priority=1),
             AGE,

@@ -107,25 +107,10 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
     }
 
 
-def gpu_condition_failures(node: Mapping[str, Any]) -> list[str]:
-    """The node's GPU conditions that report a problem, as "Type=Status (reason)".
-
-    The same rule as the ``gpu-health-condition`` detector: a condition naming the GPU
-    that ends in Healthy/Ready is bad when False; any other GPU condition when True.
-    """
-    bad = []
-    for c in (node.get("status") or {}).get("conditions") or []:
-        kind = str(c.get("type", ""))
-        if "gpu" not in kind.lower():
-            continue
-        positive = kind.lower().endswith(("healthy", "ready"))
-        if (positive and c.get("status") == "False") or (not positive and c.get("status") == "True"):
-            bad.append(f"{kind}={c.get('status')}" + (f" ({c['reason']})" if c.get("reason") else ""))
-    return bad
-
-
 def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mapping[str, dict]) -> list[str]:
     """Nodes a run would exclude or fail: a failing GPU condition, or no GPUs to allocate."""
+    from nvcre.discovery.nodes import gpu_condition_failures
+
     warnings = []
     for n in gpu_nodes:
         failures = gpu_condition_failures(n)

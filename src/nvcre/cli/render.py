@@ -160,7 +160,7 @@ def certification_objects(file: str, *, platform: str | None, gpu_arch: str | No
                           per_category: list[tuple[str, list[dict]]] | None = None) -> tuple[list[dict], list[str]]:
     """The workload objects (and one comment per category) a Certification file would create;
     ``per_category`` (when given) receives each category's key and objects."""
-    from nvcre.catalog.resolve import resolve_category
+    from nvcre.catalog.resolve import canonical_category, resolve_category
     from nvcre.cli.run_options import with_registry
     from nvcre.controller import naming
 
@@ -173,6 +173,8 @@ def certification_objects(file: str, *, platform: str | None, gpu_arch: str | No
         plat, arch = _context(platform, gpu_arch, spec.target)
         names = _node_names(spec.target, nodes)
         ns = namespace or cert.metadata.namespace or "default"
+        # the controller's names: the catalog's own spelling of an alias, a hash for a repeated category
+        raws = [canonical_category(c.model_dump(by_alias=True, exclude_none=True, mode="json")) for c in spec.categories]
         for index, category in enumerate(spec.categories):
             resolved = resolve_category(category, spec, platform=plat, gpu_arch=arch, gang_scheduler=spec.gang_scheduler,
                                         target=spec.target, index=index, source=file)
@@ -182,8 +184,8 @@ def certification_objects(file: str, *, platform: str | None, gpu_arch: str | No
                 f"{cert.name} {resolved.key} on {plat}/{arch}: {len(groups)} job(s), {resolved.test_scale}, "
                 f"timeout {resolved.timeout_per_job}, overrides: {', '.join(resolved.applied_overrides) or 'none'}"
             )
-            raw = category.model_dump(by_alias=True, exclude_none=True, mode="json")
-            workflow = naming.workflow_name(cert.name, raw["domain"], raw["variant"], raw.get("options"))
+            raw = raws[index]
+            workflow = naming.category_workflow_name(cert.name, raws, index)
             comments[-1] += f"; Workflow {workflow}"
             comments.append(f"{cert.name} {resolved.key} judged: {_judging_line(spec, category, resolved, len(names))}")
             repeat = (raw.get("options") or {}).get("repeatCount") or getattr(spec, "repeat_count", None) or 1

@@ -317,6 +317,13 @@ def _mark_category(
     return 0.0
 
 
+def _failed_message(entries: list[dict]) -> str:
+    """"One or more certification categories failed: <category> (<why>); ...": the why of each."""
+    why = [f"{e['domain']}/{e['variant']}" + (f" ({e['message']})" if e.get("message") else "")
+           for e in entries if e.get("status") == "Failed"]
+    return ("One or more certification categories failed: " + "; ".join(why))[:2048]
+
+
 def _finalize(ctx: Context, cert: dict) -> float | None:
     def mutate(o: dict) -> bool:
         ost = o["status"]
@@ -326,7 +333,7 @@ def _finalize(ctx: Context, cert: dict) -> float | None:
         before = copy.deepcopy(ost)
         gen = o["metadata"].get("generation")
         if any(e.get("status") == "Failed" for e in entries):
-            c.set_status_phase(ost, c.FAILED, R.WORKFLOW_FAILED, "One or more certification categories failed", generation=gen)
+            c.set_status_phase(ost, c.FAILED, R.WORKFLOW_FAILED, _failed_message(entries), generation=gen)
         else:
             c.set_status_phase(ost, c.SUCCEEDED, R.ALL_SUCCEEDED, "All certification categories completed successfully", generation=gen)
         ost["summary"] = _summary(entries, ost.get("failedNodes") or [], ost.get("excludedNodes") or [])

@@ -32,10 +32,11 @@ GPU_PRESENT = "nvidia.com/gpu.present"
 class PlanError(Exception):
     """A decision cannot be made from the spec and the cluster; carries the Failed reason."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, excluded: list[dict] | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.excluded = excluded or []  # {name, reason[, message]}: the nodes that could not run, for the status
 
 
 # ---------------------------------------------------------------- discovery

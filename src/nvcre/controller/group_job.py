@@ -91,8 +91,9 @@ def _job_metadata(wf: dict, group: dict, job_name: str, iteration: int) -> dict:
         annotations[INCLUDE_CORDONED] = "true"
     labels = {**(tmeta.get("labels") or {}),
               **L.managed_labels(workflow=meta["name"], group=group["name"], iteration=str(iteration))}
-    if dig(meta.get("labels"), L.CERTIFICATION):
-        labels[L.CERTIFICATION] = meta["labels"][L.CERTIFICATION]
+    for run_label in (L.CERTIFICATION, L.WORKLOAD_RUN):  # the run the Job belongs to
+        if dig(meta.get("labels"), run_label):
+            labels[run_label] = meta["labels"][run_label]
     return {"name": job_name, "namespace": meta["namespace"], "labels": labels, "annotations": annotations,
             "ownerReferences": [L.owner_reference(wf)]}
 

@@ -286,6 +286,8 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
             stuck := faults.startup_stall(obs.pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
         p.failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
         p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {obs.label} did not start: {stuck}")
+    if p.terminal is not None and dig(job, "metadata", "labels", L.WORKLOAD_RUN):
+        p.pod_logs = _pod_logs(ctx, job, obs.pods)  # the workload (and its pods) is deleted next
     return _write_pass(ctx, job, obs, p, reading, wait, _next_look(ctx, job, obs, clocks, grace, timeout))
 
 
@@ -487,6 +489,21 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         "tail": ws.log_tail(text),
     }
     return {k: v for k, v in entry.items() if v not in (None, "")}
+
+
+def _pod_logs(ctx: Context, job: dict, pods: list[dict]) -> list[dict]:
+    """Each pod's node, exit code and log tail (the failure log's helper, a quarter of its caps)."""
+    from nvcre.api.job import MAX_POD_LOGS
+
+    out = []
+    for pod in ws.log_pods(pods, MAX_POD_LOGS):
+        name, namespace = pod["metadata"]["name"], pod["metadata"].get("namespace") or job["metadata"].get("namespace")
+        container, code, reason = ws.main_container(pod)
+        text = ctx.kube.pod_log(name, namespace, container=container, tail_lines=ws.POD_LOG_LINES)
+        entry = {"podName": name, "nodeName": dig(pod, "spec", "nodeName"), "exitCode": code, "reason": reason,
+                 "tail": ws.log_tail(text, ws.POD_LOG_LINES, ws.POD_LOG_BYTES)}
+        out.append({k: v for k, v in entry.items() if v not in (None, "")})
+    return out
 
 
 # ---------------------------------------------------------------- stall detection

@@ -107,7 +107,7 @@ def read_goodput(text: str | list[str] | None, profile: dict | None, prior: list
     logs, oldest first), so goodput counts the lost work and the restore of a restart."""
     if not text:
         return Reading(note="LogsUnavailable")
-    from nvcre.measure.training import TrainingRun, measure_training_log, parse_training_log
+    from nvcre.measure.training import TrainingRun, goodput_display, measure_training_log, parse_training_log
 
     texts = [bounded_log(t) for t in text] if isinstance(text, list) else bounded_log(text)
     try:
@@ -133,6 +133,8 @@ def read_goodput(text: str | list[str] | None, profile: dict | None, prior: list
         "avgStepTimeSec": num("avgStepTimeSec"),
     }
     status = {k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in fields.items()}
+    if shown := goodput_display(values["goodputRatio"], values["avgTFLOPsPerGPU"], values["avgStepTimeSec"]):
+        status["display"] = shown
     job_fields = {
         "goodputRatio": values["goodputRatio"],
         "avgTFLOPsPerGPU": values["avgTFLOPsPerGPU"],

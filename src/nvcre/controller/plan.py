@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from nvcre.controller.compose import (
     Discovery,
     PlanError,
-    _names,
     discover,
     gpu_nodes,
     platform_detections,
@@ -56,8 +55,18 @@ def _discover_and_resolve(ctx: Context, wf: dict):
         raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot resolve {spec.get('category') or 'the workload'}: {getattr(err, 'message', err)}") from err
     found = discover(all_nodes, target, gpus_per_node=resolved.gpus_per_node)
     if not found.nodes:
-        raise PlanError(WorkflowReason.PARTITION_ERROR, f"no capable nodes: {len(found.excluded)} excluded ({_names(found.excluded)})")
+        raise _no_capable(found, all_nodes, resolved.key)
     return found, resolved
+
+
+def _no_capable(found: Discovery, all_nodes: list[dict], category: str) -> PlanError:
+    """PlanError naming, per node, what excluded it (and for a lone node what can diagnose it)."""
+    from nvcre.controller.capable import explain, target_nodes
+
+    if not found.excluded:
+        return PlanError(WorkflowReason.PARTITION_ERROR, f"no capable nodes for {category}")
+    message, entries = explain(found.excluded, target_nodes(all_nodes), category)
+    return PlanError(WorkflowReason.PARTITION_ERROR, message, entries)
 
 
 def _nodes_per_job(orch: dict, resolved, count: int) -> int | None:

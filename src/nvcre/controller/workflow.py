@@ -98,7 +98,7 @@ def _plan(ctx: Context, wf: dict) -> float | None:
     try:
         plan = planning.plan_workflow(ctx, wf)
     except compose.PlanError as err:
-        write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, err.reason, err.message))
+        write_workflow_status(ctx, wf, lambda o: _plan_failed(o["status"], err))
         return None
     n_nodes = len(plan.nodes)
     message = f"Discovered {n_nodes} nodes, partitioned into {len(plan.groups)} groups ({plan.nodes_per_job} nodes/job)"
@@ -131,6 +131,17 @@ def _plan(ctx: Context, wf: dict) -> float | None:
         ctx.events.emit(wf, event_type, reason, note)
     write_workflow_status(ctx, wf, mutate)
     return 0.0
+
+
+def _plan_failed(st: dict, err) -> bool:
+    """Failed with the plan's reason; the nodes that could not run are listed with why."""
+    if err.excluded:
+        orch = st.setdefault("orchestration", {})
+        orch["excludedNodes"] = err.excluded
+        reasons = sorted({e.get("message") or e["reason"] for e in err.excluded})
+        orch["exclusionReason"] = "; ".join(reasons)[:1024]
+    c.set_status_phase(st, c.FAILED, err.reason, err.message)
+    return True
 
 
 # ---------------------------------------------------------------- isolation

@@ -18,6 +18,9 @@ ROLE_LABELS = ("nvcre.nvidia.com/role", "training.kubeflow.org/replica-type", "j
 LAUNCHER_STEP_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FAILURE_LOG_LINES = 800
 FAILURE_LOG_BYTES = 32 * 1024
+# A WorkloadRun keeps every pod's tail (status.podLogs): a quarter of the failure log's caps each
+POD_LOG_LINES = 200
+POD_LOG_BYTES = FAILURE_LOG_BYTES // 4
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,24 @@ def launcher_pod(pods: list[dict]) -> dict | None:
         return launchers[0]
     ranked = sorted(ordered, key=lambda p: int((dig(p.get("metadata", {}).get("annotations"), "batch.kubernetes.io/job-completion-index") or 0) or 0))
     return ranked[0] if ranked else None
+
+
+def log_pods(pods: list[dict], limit: int) -> list[dict]:
+    """The pods whose log tails a WorkloadRun keeps: the launcher first, then the ranks in order."""
+    launchers = sorted((p for p in pods if is_launcher(p)), key=lambda p: dig(p, "metadata", "name") or "")
+    return (launchers + rank_ordered(pods))[:limit]
+
+
+def main_container(pod: dict) -> tuple[str | None, int | None, str | None]:
+    """(the pod's first container, its exit code and termination reason once it has ended)."""
+    containers = dig(pod, "spec", "containers") or []
+    name = containers[0].get("name") if containers else None
+    for cs in dig(pod, "status", "containerStatuses") or []:
+        if cs.get("name") == name:
+            term = dig(cs, "state", "terminated") or dig(cs, "lastState", "terminated") or {}
+            code = term.get("exitCode")
+            return name, (int(code) if code is not None else None), term.get("reason") or None
+    return name, None, None
 
 
 def rank_ordered(pods: list[dict]) -> list[dict]:

@@ -115,6 +115,23 @@ def allocatable_gpus(node: Mapping[str, Any]) -> int:
         return 0
 
 
+def gpu_condition_failures(node: Mapping[str, Any]) -> list[str]:
+    """The node's GPU conditions that report a problem, as "Type=Status (reason)".
+
+    The same rule as the ``gpu-health-condition`` detector: a condition naming the GPU
+    that ends in Healthy/Ready is bad when False; any other GPU condition when True.
+    """
+    bad = []
+    for c in (node.get("status") or {}).get("conditions") or []:
+        kind = str(c.get("type", ""))
+        if "gpu" not in kind.lower():
+            continue
+        positive = kind.lower().endswith(("healthy", "ready"))
+        if (positive and c.get("status") == "False") or (not positive and c.get("status") == "True"):
+            bad.append(f"{kind}={c.get('status')}" + (f" ({c['reason']})" if c.get("reason") else ""))
+    return bad
+
+
 def capacity_filter(nodes: Sequence[Mapping[str, Any]], gpus_per_node: int) -> Selection:
     """Drop nodes that report fewer allocatable GPUs than one job asks for.
 

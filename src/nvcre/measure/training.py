@@ -545,6 +545,18 @@ def _fmt(value: float | None) -> str | None:
     return f"{value:.6f}" if value is not None else None
 
 
+def goodput_display(ratio: float | None, tflops: float | None = None, step_time: float | None = None) -> dict[str, str]:
+    """The figures as people read them (``kubectl get`` columns, reports): goodput as a
+    percentage with one decimal ("40.0%"), TFLOP/s per GPU with one ("812.5"), step time
+    in seconds with two ("1.84s"); the 6-decimal strings stay beside them for tools."""
+    shown = {
+        "goodput": f"{ratio * 100:.1f}%" if ratio is not None else None,
+        "tflopsPerGPU": f"{tflops:.1f}" if tflops is not None else None,
+        "stepTime": f"{step_time:.2f}s" if step_time is not None else None,
+    }
+    return {k: v for k, v in shown.items() if v is not None}
+
+
 def goodput_status(runs: Sequence[TrainingRun | TrainingMetrics], *, end_time: datetime | None = None) -> dict:
     """GoodputMeasurement ``status`` fields (numbers as 6-decimal strings, like the reference)."""
     attempts = [r if isinstance(r, TrainingRun) else TrainingRun(r) for r in runs]

@@ -113,7 +113,8 @@ def collect_exclusions(status: dict, workflows: list[dict]) -> list[Exclusion]:
             if isinstance(item, str):
                 found.setdefault(item, Exclusion(name=item, reason=reason))
             elif isinstance(item, dict) and item.get("name"):
-                found.setdefault(item["name"], Exclusion(name=item["name"], reason=item.get("reason") or reason))
+                found.setdefault(item["name"], Exclusion(name=item["name"], reason=item.get("reason") or reason,
+                                                         message=item.get("message") or ""))
     return sorted(found.values(), key=lambda e: e.name)
 
 

@@ -16,6 +16,7 @@ from nvcre.report.failures import (
     group_of_job,
     collect_failed_groups,
     next_step_hints,
+    to_failure_log,
 )
 from nvcre.report.evidence import attach_evidence, threshold_sources
 from nvcre.report.format import human_duration, to_float
@@ -234,6 +235,7 @@ def category_report(
         failed_groups=failed_groups,
         failed_nodes=failed_nodes,
         training=training_results(groups, jobs_by_name, gms),
+        pod_logs=[to_failure_log(x) for j in jobs for x in dig(j.get("status"), "podLogs") or []],
         env=env_names(
             list(spec.get("env") or [])
             + list(plan.options.get("env") or [])

@@ -221,6 +221,8 @@ def _category(c: CategoryReport) -> str:
         parts.append(_bandwidth_table(c))
     if c.failed_groups:
         parts.append(_failed_groups(c))
+    if c.pod_logs:
+        parts.append(_pod_logs(c))
     if c.training:
         rows = "".join(
             f"<tr><td>{escape(t.name)}</td><td class='num'>{t.node_count}</td><td class='num'>{escape(t.goodput or '')}</td>"
@@ -290,6 +292,18 @@ def _failed_groups(c: CategoryReport) -> str:
             f"<br><small>{escape(', '.join(fg.nodes))}</small>{log}</li>"
         )
     return f"<h4>Failed groups</h4><ul>{''.join(items)}</ul>"
+
+
+def _pod_logs(c: CategoryReport) -> str:
+    """A WorkloadRun's pods, each with its node, how it ended and its log tail (kept before cleanup)."""
+    items = []
+    for log in c.pod_logs:
+        code = "" if log.exit_code is None else f", exit {log.exit_code}"
+        why = f" ({escape(log.reason)})" if log.reason else ""
+        tail = f"<pre>{escape(chr(10).join(log.tail.splitlines()[-LOG_LINES:]))}</pre>" if log.tail else ""
+        items.append(f"<details><summary><code>{escape(log.pod_name)}</code> on <code>{escape(log.node_name)}</code>"
+                     f"{code}{why}</summary>{tail}</details>")
+    return f"<h4>Pod logs (read before the pods were deleted)</h4>{''.join(items)}"
 
 
 def _plot(groups: list[GroupResult], minimum: float | None) -> str:
@@ -391,7 +405,7 @@ def _nice_step(raw: float) -> float:
 
 def _exclusions(report: Report) -> str:
     rows = "".join(
-        f"<tr><td><code>{escape(e.name)}</code></td><td>{escape(e.reason)}</td>"
+        f"<tr><td><code>{escape(e.name)}</code></td><td>{escape(e.why)}</td>"
         f"<td>{escape(', '.join(e.ran_in)) if e.ran_in else 'not tested'}</td></tr>"
         for e in report.exclusions
     )

@@ -34,7 +34,7 @@ def render_markdown(report: Report) -> str:
         out.append("")
     if report.exclusions:
         out += ["## Excluded nodes", "", "| Node | Reason |", "|---|---|"]
-        out += [f"| `{e.name}` | {_cell(e.reason)} |" for e in report.exclusions]
+        out += [f"| `{e.name}` | {_cell(e.why)} |" for e in report.exclusions]
         out.append("")
     out += ["## Categories", ""]
     for c in report.categories:

@@ -190,6 +190,7 @@ class CategoryReport(_Model):
     failed_groups: list[FailedGroup] = Field(default_factory=list)
     failed_nodes: list[FailedNode] = Field(default_factory=list)
     training: list[TrainingResult] = Field(default_factory=list)
+    pod_logs: list[FailureLog] = Field(default_factory=list)  # a WorkloadRun: each pod's tail, kept before cleanup
     diagnose: Diagnosis | None = None
     env: list[str] = Field(default_factory=list)  # variable NAMES only, never values
     next_steps: list[str] = Field(default_factory=list)
@@ -215,7 +216,13 @@ class CategoryReport(_Model):
 class Exclusion(_Model):
     name: str
     reason: str = ""
+    message: str = ""  # what about this node excluded it (set when a target had no capable node)
     ran_in: list[str] = Field(default_factory=list)  # categories that did run on it (domain/variant)
+
+    @property
+    def why(self) -> str:
+        """"InsufficientGPUCapacity (node has 7 allocatable ...)", or the reason alone."""
+        return f"{self.reason} ({self.message})" if self.message and self.reason else (self.message or self.reason)
 
 
 class NodeResult(_Model):

@@ -89,12 +89,12 @@ def _header(report: Report) -> list[str]:
         rows.append(f"  {'Excluded:':<11}{count} node{_s(count)}, {what}")
         codes = {ex.reason for ex in report.exclusions}
         for ex in report.exclusions[:MAX_SUMMARY_NODES]:
-            why = ex.reason or report.exclusion_reason or "excluded"
-            if ex.reason and report.exclusion_reason and len(codes) == 1 and report.exclusion_reason != ex.reason:
+            why = ex.why or report.exclusion_reason or "excluded"
+            if not ex.message and ex.reason and report.exclusion_reason and len(codes) == 1 and report.exclusion_reason != ex.reason:
                 why = f"{ex.reason} ({report.exclusion_reason})"
             if ex.ran_in:  # tested by some categories, left out of others: say both
                 why = f"ran in {', '.join(ex.ran_in)}; excluded from the others: {why}"
-            rows += _indented(f"- {ex.name}: {why}", 13, max_lines=3)
+            rows += _indented(f"- {ex.name}: {why}", 13, max_lines=5)
         if len(report.exclusions) > MAX_SUMMARY_NODES:
             rows.append(" " * 13 + f"... and {len(report.exclusions) - MAX_SUMMARY_NODES} more (see -o json)")
     elif report.excluded_nodes:
@@ -263,6 +263,7 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
             if t.step_time:
                 body.append(f"    {'Step Time:':<13}{t.step_time}")
 
+    body += _pod_log_rows(c)
     if c.transport:
         body += ["", f"  Transport: {', '.join(c.transport)}"]
     per_group = [g for g in c.groups if g.bandwidth]
@@ -289,6 +290,20 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
             continue  # each failed node carries its own next step
         body.append("")
         body += _wrapped("Next step:", step)
+    return body
+
+
+def _pod_log_rows(c: CategoryReport) -> list[str]:
+    """A WorkloadRun's pods: where each ran, how it ended and its log's last lines (-o json: the whole tail)."""
+    if not c.pod_logs:
+        return []
+    body = ["", "  Pod Logs (read before the pods were deleted):"]
+    for log in c.pod_logs:
+        end = "" if log.exit_code is None else f", exit {log.exit_code}"
+        end += f" ({log.reason})" if log.reason else ""
+        body += _reason_lines(f"{log.pod_name} on {log.node_name or 'an unknown node'}{end}", 6)
+        for line in _log_lines(log.tail or "", keep=6):
+            body += _reason_lines(line, 9)
     return body
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nvcre.cli.cluster import cluster_summary, gpu_condition_failures, render_table
+from nvcre.cli.cluster import cluster_summary, render_table
+from nvcre.discovery.nodes import gpu_condition_failures
 
 
 def _node(name: str, gpus: int = 8, conditions: list[dict] | None = None, labels: dict | None = None) -> dict:

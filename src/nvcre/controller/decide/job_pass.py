@@ -37,6 +37,7 @@ class JobPass:
     group: list[str] = field(default_factory=list)
     terminal: Terminal | None = None
     failure_log: dict | None = None
+    pod_logs: list[dict] | None = None  # a WorkloadRun's Job: every pod's tail, read before the cleanup
     job_fields: dict | None = None  # measurement fields of the final reading
     verdict: object | None = None  # a thresholds decision (nvcre.measure.thresholds)
     blocked_message: str | None = None
@@ -114,6 +115,8 @@ def _apply_terminal(st: dict, p: JobPass, gen) -> None:
     c.set_status_phase(st, t.phase, t.reason, t.message, generation=gen)
     if p.failure_log is not None:
         st.setdefault("failureLog", p.failure_log)
+    if p.pod_logs:
+        st.setdefault("podLogs", p.pod_logs)
     if t.phase == c.FAILED and t.blame_group:
         blame(st, p.group or p.ran or st.get("nodesRan") or [], NodeReason.WORKLOAD_FAILED, t.message)
     if p.job_fields:
