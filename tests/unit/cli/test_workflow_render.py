@@ -153,3 +153,22 @@ def test_judge_exits_2_when_an_object_is_refused(capsys):
     err = capsys.readouterr().err
     assert "ConfigMap/b  INVALID  422 Invalid: spec.image: Required value" in err
     assert "refused 1 of 3 object(s): ConfigMap/b" in err and OK == "OK"
+
+
+def test_dry_run_against_an_unreachable_cluster_exits_3(tmp_path, capsys):
+    from nvcre.cli.main import main
+
+    dead = tmp_path / "kubeconfig"
+    dead.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+    }))
+    cert, run = tmp_path / "cert.yaml", tmp_path / "run.yaml"
+    cert.write_text(yaml.safe_dump(CERT))
+    run.write_text(yaml.safe_dump(RUN))
+    for args in (["certification", "render", str(cert)], ["workloadrun", "render", str(run)], ["workflow", "render", str(cert)]):
+        assert main([*args, "--dry-run", "--kubeconfig", str(dead)]) == 3, args
+        err = capsys.readouterr().err
+        assert "cannot reach the API server: connection refused" in err and "Traceback" not in err
