@@ -143,13 +143,18 @@ def test_workloadrun_run_flags_status_and_cancel(sim_fleet, controller, kube, ku
     body["spec"]["numNodes"] = 3
     manifest.write_text(yaml.safe_dump(body))
     two = ",".join(sim_fleet.nodes[:2])
+    mirror = "mirror.airgap.test:5000"
     created = _cli(kubeconfig, "workloadrun", "run", str(manifest), "-n", namespace, "--node-list", two,
-                   "--test-scale", "full-scale")
+                   "--test-scale", "full-scale", "--workload-registry", mirror, "--workload-registry-username", "u",
+                   "--workload-registry-password", "p")
     assert created.returncode == 0, created.stderr
+    assert kube.get("v1", "Secret", "nvcrectl-pull-long", namespace)["type"] == "kubernetes.io/dockerconfigjson"
     assert f"workloadrun.nvcre.nvidia.com/long created in namespace {namespace}" in created.stdout
     run = kube.get(NVCRE_API_VERSION, "WorkloadRun", "long", namespace)
     assert run["spec"]["target"]["nodeNames"] == sim_fleet.nodes[:2] and run["spec"]["numNodes"] == 2
     assert run["spec"]["orchestration"]["testScale"] == "full-scale"
+    assert run["spec"]["image"] == f"{mirror}/nvidia/pytorch:26.01-py3"
+    assert run["spec"]["imagePullSecrets"] == [{"name": "nvcrectl-pull-long"}]
 
     def running():
         result = _cli(kubeconfig, "workloadrun", "status", "long", "-n", namespace)
@@ -157,7 +162,10 @@ def test_workloadrun_run_flags_status_and_cancel(sim_fleet, controller, kube, ku
 
     status = e2e.wait_for(running, 120, "the run to be InProgress", controller.log_tail)
     assert status.returncode == 0
-    e2e.wait_for(lambda: kube.list("batch/v1", "Job", namespace), 120, "the workload to start", controller.log_tail)
+    workloads = e2e.wait_for(lambda: kube.list("batch/v1", "Job", namespace), 120, "the workload to start", controller.log_tail)
+    pods = [w["spec"]["template"]["spec"] for w in workloads]
+    assert all(c["image"].startswith(mirror + "/") for p in pods for c in p["containers"]), pods
+    assert all({"name": "nvcrectl-pull-long"} in (p.get("imagePullSecrets") or []) for p in pods)
     doc = _cli(kubeconfig, "workloadrun", "status", "long", "-n", namespace, "-o", "json")
     assert json.loads(doc.stdout)["status"] == "InProgress" and json.loads(doc.stdout)["namespace"] == namespace
     missing = _cli(kubeconfig, "workloadrun", "status", "nope", "-n", namespace)

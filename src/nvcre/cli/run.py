@@ -475,6 +475,12 @@ def workloadrun_run(
     topology_key: Optional[str] = typer.Option(None, "--topology-key", help="The label --topology-domain is a value of "
                                                "(default: the platform's; AWS, GCP and Azure have one)."),
     test_scale: Optional[str] = typer.Option(None, "--test-scale", help="intra-node, intra-rack or full-scale (orchestration.testScale)."),
+    workload_registry: Optional[str] = typer.Option(None, "--workload-registry", help="Pull the run's image (and its init "
+                                                    "containers') from this mirror, host[:port][/path]."),
+    registry_username: Optional[str] = typer.Option(None, "--workload-registry-username", envvar="NVCRE_WORKLOAD_REGISTRY_USERNAME",
+                                                    help="Mirror user; with the password, nvcrectl creates the pull Secret nvcrectl-pull-<name>."),
+    registry_password: Optional[str] = typer.Option(None, "--workload-registry-password", envvar="NVCRE_WORKLOAD_REGISTRY_PASSWORD",
+                                                    help="Mirror password (or NVCRE_WORKLOAD_REGISTRY_PASSWORD)."),
     output: str = OutputOpt,
     wide: bool = WideOpt,
     results_file: Optional[Path] = ResultsFileOpt,
@@ -487,8 +493,10 @@ def workloadrun_run(
 ) -> None:
     """Create a WorkloadRun (an ad-hoc workload without the catalog); with --wait, watch it and print its report."""
     from nvcre.api.load import parse_object
-    from nvcre.cli.workloadrun_ops import apply_run_flags, fit_to_target
+    from nvcre.cli.run_options import registry_credentials
+    from nvcre.cli.workloadrun_ops import apply_registry, apply_run_flags, fit_to_target
 
+    credentials = registry_credentials(workload_registry, registry_username, registry_password)
     files = (results_file, junit_file, html_file)
     check_output_format(output)
     _check_files_need_wait(wait, files, output)
@@ -506,11 +514,15 @@ def workloadrun_run(
         parse_object(probe, source="the command-line flags")  # a bad flag value is named like a bad field
     ns = namespace or run["metadata"].get("namespace") or WORKLOADRUN_DEFAULT_NAMESPACE
     run["metadata"]["namespace"] = ns
+    secret = apply_registry(run, workload_registry, credentials)
+    if workload_registry is not None:
+        parse_object(run, source="the command-line flags")
     if node_list is not None or topology_domain is not None:
         with cluster_errors():
             info(fit_to_target(connect(kubeconfig, context), run, topology_domain=topology_domain, node_list=node_list))
     client = _submit(run, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context, wait=wait, output=output)
+                     kubeconfig=kubeconfig, context=context, wait=wait, output=output,
+                     before=(secret,) if secret else ())
     _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files, why="--timeout", wide=wide)
 
 

@@ -97,6 +97,32 @@ def apply_run_flags(run: dict, *, node_list: str | None = None, topology_domain:
     return used
 
 
+def apply_registry(run: dict, mirror: str | None, credentials: tuple[str, str] | None) -> dict | None:
+    """``--workload-registry``: the run's image and init containers' images from the mirror
+    (the host replaced, path and tag kept); with credentials, the ``nvcrectl-pull-<name>``
+    Secret to create first, referenced from ``imagePullSecrets``."""
+    from nvcre.cli.run_options import pull_secret, pull_secret_name
+    from nvcre.workloads.registry import check_mirror, mirror_image
+
+    if mirror is None:
+        return None
+    problem = check_mirror(mirror, "--workload-registry")
+    if problem:
+        raise UserError(problem)
+    spec = run.setdefault("spec", {})
+    if spec.get("image"):
+        spec["image"] = mirror_image(spec["image"], mirror)
+    for container in spec.get("initContainers") or []:
+        if isinstance(container, dict) and container.get("image"):
+            container["image"] = mirror_image(container["image"], mirror)
+    if credentials is None:
+        return None
+    name = run["metadata"]["name"]
+    ref = {"name": pull_secret_name(name)}
+    spec["imagePullSecrets"] = [*[s for s in spec.get("imagePullSecrets") or [] if s != ref], ref]
+    return pull_secret(name, run["metadata"].get("namespace") or "", mirror, *credentials)
+
+
 def resolve_auto_key(run: dict, platform: str) -> str | None:
     """Put the platform's topology key where ``--topology-domain`` left ``AUTO_KEY``; the key."""
     from nvcre.discovery.racks import default_topology_key

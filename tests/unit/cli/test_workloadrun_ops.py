@@ -111,3 +111,26 @@ def test_cancel_of_a_run_being_deleted_says_so():
     kube = _Kube([{**_run(), "metadata": {"name": "r", "namespace": "team", "uid": "u", "deletionTimestamp": "2026-01-01T00:00:00Z"}}])
     ok, line = cancel_one(kube, "r", "team")
     assert ok and "already being cancelled" in line and not kube.deleted
+
+
+def test_workload_registry_mirrors_the_images_and_adds_the_pull_secret():
+    import base64
+    import json
+
+    from nvcre.cli.workloadrun_ops import apply_registry
+
+    run = _run(image="nvcr.io/nvidia/pytorch:26.01-py3", initContainers=[{"name": "i", "image": "busybox:1.36"}])
+    run["metadata"]["namespace"] = "team"
+    assert apply_registry(run, "mirror.local:5000/ngc", None) is None
+    assert run["spec"]["image"] == "mirror.local:5000/ngc/nvidia/pytorch:26.01-py3"
+    assert run["spec"]["initContainers"][0]["image"] == "mirror.local:5000/ngc/library/busybox:1.36"
+    assert "imagePullSecrets" not in run["spec"]
+    secret = apply_registry(run, "mirror.local:5000/ngc", ("u", "p"))
+    assert run["spec"]["image"] == "mirror.local:5000/ngc/nvidia/pytorch:26.01-py3"  # idempotent
+    assert run["spec"]["imagePullSecrets"] == [{"name": "nvcrectl-pull-r"}]
+    assert secret["metadata"] == {"name": "nvcrectl-pull-r", "namespace": "team",
+                                  "labels": {"app.kubernetes.io/managed-by": "nvcrectl"}}
+    config = json.loads(base64.b64decode(secret["data"][".dockerconfigjson"]))
+    assert config["auths"]["mirror.local:5000"]["username"] == "u"
+    with pytest.raises(UserError, match="--workload-registry: 'https://x' is not a registry"):
+        apply_registry(_run(), "https://x", None)
