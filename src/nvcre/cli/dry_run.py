@@ -45,8 +45,38 @@ def live_session(kubeconfig: str | None, context: str | None) -> Iterator[KubeCl
         yield client
 
 
-def discover(client: KubeClient, target: dict | None) -> tuple[str, str, list[str], list[str]]:
-    """(platform, GPU architecture, node names, notes) the controller's discovery finds for ``target``."""
+@dataclass
+class Found:
+    """What the controller's discovery finds for a target, and what it reads off the nodes."""
+
+    platform: str
+    arch: str
+    names: list[str]
+    notes: list[str]
+    nodes: list[dict]
+    detections: dict  # resolve kwargs: GKE networks and TCPXO plugin (GCP H100)
+
+    def resolve(self, resolve_fn):
+        """``resolve_fn(**detections)`` as the controller resolves: with the platform's
+        detections and, on on-prem GB200/GB300/B200/B300 without a nicResourceName, the NIC
+        resource found on the nodes (a note says why when there is none)."""
+        from nvcre.discovery.nics import DETECTING_ARCHS, DETECTING_PLATFORMS, detect_nic_resource
+
+        resolved = resolve_fn(**self.detections)
+        if self.platform in DETECTING_PLATFORMS and self.arch in DETECTING_ARCHS and not resolved.nic_resource_name:
+            nic = detect_nic_resource(self.nodes, platform=self.platform, arch=self.arch, mlnx_per_node=resolved.mlnx_per_node)
+            if nic.resource_name:
+                resolved = resolve_fn(**self.detections, nic_resource_name=nic.resource_name)
+            if nic.message:
+                print(f"note: NICResourceDetection: {nic.message}", file=sys.stderr)
+        return resolved
+
+
+def discover(client: KubeClient, target: dict | None) -> Found:
+    """The controller's discovery for ``target`` on the cluster's Nodes, with the
+    platform detections it makes (``compose.platform_detections``)."""
+    from types import SimpleNamespace
+
     from nvcre.controller import compose
 
     found = compose.discover(client.list("v1", "Node"), target)
@@ -54,7 +84,8 @@ def discover(client: KubeClient, target: dict | None) -> tuple[str, str, list[st
         raise UserError("--dry-run: no schedulable GPU node on the cluster matches the target "
                         "(see `nvcrectl cluster info`); the controller would wait for nodes")
     notes = [f"{reason}: {message}" for _, reason, message in found.events]
-    return found.platform, found.arch, [n["metadata"]["name"] for n in found.nodes], notes
+    detections = compose.platform_detections(SimpleNamespace(kube=client), found.nodes, found.platform, found.arch)
+    return Found(found.platform, found.arch, [n["metadata"]["name"] for n in found.nodes], notes, found.nodes, detections)
 
 
 def submittable(obj: dict) -> dict:

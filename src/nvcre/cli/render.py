@@ -159,17 +159,22 @@ def _target_dict(target: Any) -> dict | None:
     return target.model_dump(by_alias=True, exclude_none=True, mode="json") if target is not None else None
 
 
-def _where(discovered, platform, gpu_arch, target, count) -> tuple[str, str, list[str]]:
-    """(platform, GPU architecture, node names): from the cluster when ``discovered`` is
-    given (--dry-run), else from the flags with synthesized names."""
+def _where(discovered, platform, gpu_arch, target, count):
+    """(platform, GPU architecture, node names, found): from the cluster when ``discovered``
+    is given (--dry-run; ``found`` resolves with what the nodes say), else from the flags
+    with synthesized names (``found`` None)."""
     if discovered is None:
         plat, arch = _context(platform, gpu_arch, target)
-        return plat, arch, _node_names(target, count)
-    plat, arch, names, notes = discovered(_target_dict(target))
-    for note in notes:
+        return plat, arch, _node_names(target, count), None
+    found = discovered(_target_dict(target))
+    for note in found.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(f"discovered {len(names)} target node(s): {arch} on {plat}", file=sys.stderr)
-    return plat, arch, names
+    print(f"discovered {len(found.names)} target node(s): {found.arch} on {found.platform}", file=sys.stderr)
+    return found.platform, found.arch, found.names, found
+
+
+def _resolve(found, resolve_fn):
+    return resolve_fn() if found is None else found.resolve(resolve_fn)
 
 
 def certification_objects(file: str, *, platform: str | None, gpu_arch: str | None, nodes: int | None, adapter: str,
@@ -190,13 +195,14 @@ def certification_objects(file: str, *, platform: str | None, gpu_arch: str | No
     comments: list[str] = []
     for cert in certs:
         spec = with_registry(cert.spec, workload_registry)
-        plat, arch, names = _where(discovered, platform, gpu_arch, spec.target, nodes)
+        plat, arch, names, found = _where(discovered, platform, gpu_arch, spec.target, nodes)
         ns = namespace or cert.metadata.namespace or "default"
         if sources is not None:
             sources.append(_source_body(cert, spec, ns))
         for index, category in enumerate(spec.categories):
-            resolved = resolve_category(category, spec, platform=plat, gpu_arch=arch, gang_scheduler=spec.gang_scheduler,
-                                        target=spec.target, index=index, source=file)
+            resolved = _resolve(found, lambda **detected: resolve_category(
+                category, spec, platform=plat, gpu_arch=arch, gang_scheduler=spec.gang_scheduler, target=spec.target,
+                index=index, source=file, **detected))
             _warn(resolved)
             groups = _groups(resolved, names)
             comments.append(
@@ -339,8 +345,8 @@ def workloadrun_objects(file: str, *, platform: str | None, gpu_arch: str | None
     comments: list[str] = []
     for run in runs:
         spec = run.spec
-        plat, arch, names = _where(discovered, platform, gpu_arch, spec.target, nodes or spec.num_nodes)
-        resolved = resolve_workloadrun(run, platform=plat, gpu_arch=arch)
+        plat, arch, names, found = _where(discovered, platform, gpu_arch, spec.target, nodes or spec.num_nodes)
+        resolved = _resolve(found, lambda **detected: resolve_workloadrun(run, platform=plat, gpu_arch=arch, **detected))
         _warn(resolved)
         groups = _groups(resolved, names)
         comments.append(f"WorkloadRun {run.name} on {plat}/{arch}: {len(groups)} job(s), "

@@ -172,3 +172,54 @@ def test_dry_run_against_an_unreachable_cluster_exits_3(tmp_path, capsys):
         assert main([*args, "--dry-run", "--kubeconfig", str(dead)]) == 3, args
         err = capsys.readouterr().err
         assert "cannot reach the API server: connection refused" in err and "Traceback" not in err
+
+
+def _fleet(platform, gpu):
+    from nvcre.sim.fleet import FleetSpec, build_fleet
+
+    return build_fleet(FleetSpec(nodes=2, platform=platform, gpu=gpu, racks=1)).nodes
+
+
+class _Nodes:
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def list(self, api_version, kind, namespace=None, **_):
+        return self.nodes if kind == "Node" else []
+
+
+def _cert_file(tmp_path):
+    path = tmp_path / "cert.yaml"
+    path.write_text(yaml.safe_dump({**CERT, "spec": {**CERT["spec"], "categories": CERT["spec"]["categories"][:1]}}))
+    return str(path)
+
+
+def test_dry_run_discovery_reads_the_gke_networks_from_allocatable(tmp_path):
+    from nvcre.cli.dry_run import discover
+    from nvcre.cli.render import certification_objects
+
+    nodes = _fleet("gcp", "h100")
+    for node in nodes:
+        allocatable = node["status"]["allocatable"]
+        for key in [k for k in allocatable if "gpu-nic" in k]:
+            allocatable[key.replace("gpu-nic", "tcpxo-net")] = allocatable.pop(key)
+    found = discover(_Nodes(nodes), CERT["spec"]["target"])
+    assert (found.platform, found.arch, found.names) == ("gcp", "h100", [n["metadata"]["name"] for n in nodes])
+    live, _ = certification_objects(_cert_file(tmp_path), platform=None, gpu_arch=None, nodes=None, adapter="native",
+                                    namespace=None, discovered=lambda target: discover(_Nodes(nodes), target))
+    offline, _ = certification_objects(_cert_file(tmp_path), platform="gcp", gpu_arch="h100", nodes=2, adapter="native",
+                                       namespace=None)
+    assert "tcpxo-net0" in json.dumps(live) and "tcpxo-net0" not in json.dumps(offline)
+
+
+def test_dry_run_discovery_finds_the_on_prem_nic_resource(tmp_path):
+    from nvcre.cli.dry_run import discover
+    from nvcre.cli.render import certification_objects
+
+    nodes = _fleet("onprem", "gb300")
+    assert nodes[0]["status"]["allocatable"]["rdma/ib"] == "1k"
+    live, _ = certification_objects(_cert_file(tmp_path), platform=None, gpu_arch=None, nodes=None, adapter="native",
+                                    namespace=None, discovered=lambda target: discover(_Nodes(nodes), target))
+    offline, _ = certification_objects(_cert_file(tmp_path), platform="onprem", gpu_arch="gb300", nodes=2,
+                                       adapter="native", namespace=None)
+    assert '"rdma/ib"' in json.dumps(live) and '"rdma/ib"' not in json.dumps(offline)
