@@ -41,11 +41,12 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path, kube,
     results = tmp_path / "results.json"
     env = {**os.environ, "KUBECONFIG": kubeconfig}
     run = subprocess.run(
-        [NVCRECTL, "workloadrun", "run", str(manifest), "--wait", "--timeout", "5m", "--results-file", str(results)],
+        [NVCRECTL, "workloadrun", "run", str(manifest), "-n", "wr-quickstart", "--wait", "--timeout", "5m",
+         "--results-file", str(results)],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{controller.log_tail()}"
-    assert "workloadrun.nvcre.nvidia.com/nccl-all-reduce created in namespace nvcrectl-" in run.stderr
+    assert "workloadrun.nvcre.nvidia.com/nccl-all-reduce created in namespace wr-quickstart" in run.stderr
     assert "WorkloadRun Report" in run.stdout
     assert "Placement: Unpinned (4 of 8 target nodes exercised)" in run.stdout, run.stdout
     report = json.loads(results.read_text())
@@ -54,9 +55,8 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path, kube,
     assert category["status"] == "Succeeded"
     assert category["bandwidth"], "the run's NCCL sweep is in the report"
 
-    import re
-
-    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stderr).group(1)
+    ns = "wr-quickstart"
+    assert f"namespace/{ns} created" in run.stderr
     again = subprocess.run([NVCRECTL, "workloadrun", "report", "nccl-all-reduce", "-n", ns, "-o", "markdown"],
                            capture_output=True, text=True, env=env, timeout=120)
     assert again.returncode == 0 and again.stdout.startswith("# WorkloadRun `nccl-all-reduce`: **PASSED**"), again.stderr

@@ -42,6 +42,31 @@ LABEL_VALUE_PATTERN = r"^$|^[a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?$"
 DURATION_PATTERN = r"^([0-9]+(h|m|s|ms))+$"
 CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
 
+def label_key_problem(key: str) -> str | None:
+    """Why ``key`` is not a Kubernetes label key (``[prefix/]name``), or None when it is one.
+
+    The name is at most 63 characters of alphanumerics, ``-``, ``_`` and ``.``, starting
+    and ending alphanumeric; the optional prefix is a DNS subdomain of at most 253.
+    """
+    import re
+
+    if not key:
+        return "a label key must not be empty"
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return f"{key!r} has an empty prefix before '/'"
+    if len(name) > 63:
+        return f"{key!r}: the name part is {len(name)} characters (at most 63)"
+    if len(prefix) > 253:
+        return f"{key!r}: the prefix is {len(prefix)} characters (at most 253)"
+    if prefix and not re.fullmatch(DNS_SUBDOMAIN_PATTERN, prefix):
+        return f"{key!r}: the prefix {prefix!r} is not a lowercase DNS subdomain"
+    if not re.fullmatch(QUALIFIED_NAME_PATTERN, key):
+        return (f"{key!r} is not a label key: the name must be alphanumerics, '-', '_' or '.', "
+                "starting and ending with an alphanumeric")
+    return None
+
+
 # Bounds that keep CEL cost estimates and status sizes predictable.
 MAX_NODES = 8192
 MAX_NAME_LEN = 253

@@ -48,6 +48,7 @@ cluster_app = typer.Typer(help="What nvcre sees on the cluster.", no_args_is_hel
 rbac_app = typer.Typer(help="RBAC that nvcre needs.", no_args_is_help=True)
 controller_app = typer.Typer(help="The nvcre controller process.", no_args_is_help=True)
 mcp_app = typer.Typer(help="Read-only MCP server.", no_args_is_help=True)
+workflow_app = typer.Typer(help="Render Workflows and their Jobs as the controller makes them.", no_args_is_help=True)
 
 app.add_typer(certification_app, name="certification")
 app.add_typer(workloadrun_app, name="workloadrun")
@@ -57,3 +58,4 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(rbac_app, name="rbac")
 app.add_typer(controller_app, name="controller")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(workflow_app, name="workflow")

@@ -46,8 +46,12 @@ def dra_gpu_counts(slices: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return gpu_counts_from_resource_slices(slices)
 
 
-def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping[str, Any]] = ()) -> dict:
-    """What nvcre would target: GPU nodes, their platform, architecture and topology."""
+def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping[str, Any]] = (),
+                    topology_key: str | None = None) -> dict:
+    """What nvcre would target: GPU nodes, their platform, architecture and topology.
+
+    Topology is grouped by every rack or clique label nvcre knows (``RACK_LABELS``), or,
+    with ``topology_key``, by that one label alone, with each domain's nodes listed."""
     from nvcre.catalog.hardware import hardware_defaults
     from nvcre.discovery.gpu import UNKNOWN, majority_arch, products_from_resource_slices
     from nvcre.discovery.nodes import GPU_PRESENT_LABEL, allocatable_gpus
@@ -75,7 +79,7 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
     vote = majority_arch(list(gpu_nodes), slice_products)
     defaults = hardware_defaults(vote.arch, platform if platform not in ("mixed", "none") else None) if vote.arch != UNKNOWN else None
     topology: dict[str, dict[str, int]] = {}
-    for key in RACK_LABELS:
+    for key in ((topology_key,) if topology_key else RACK_LABELS):
         values = Counter(_labels(n)[key] for n in gpu_nodes if _labels(n).get(key))
         if values:
             topology[key] = dict(sorted(values.items()))
@@ -87,6 +91,10 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
     if defaults is not None and defaults.warning("options.gpusPerNode and options.mlnxPerNode"):
         warnings.append(defaults.warning("options.gpusPerNode and options.mlnxPerNode"))
     warnings += node_health_warnings(gpu_nodes, per_node)
+    domains, unlabeled = topology_domains(gpu_nodes, topology_key) if topology_key else ([], [])
+    if unlabeled:
+        shown = ", ".join(unlabeled[:8]) + (f" and {len(unlabeled) - 8} more" if len(unlabeled) > 8 else "")
+        warnings.append(f"{len(unlabeled)} GPU node{'s' if len(unlabeled) != 1 else ''} without label {topology_key}: {shown}")
     if gpu_nodes and not any(_labels(n).get("nvidia.com/gpu.product") for n in gpu_nodes) and not slice_products:
         warnings.append("no nvidia.com/gpu.product labels: install the GPU Operator (GPU Feature Discovery) or the DRA driver")
     return {
@@ -103,8 +111,37 @@ def cluster_summary(nodes: Sequence[Mapping[str, Any]], slices: Sequence[Mapping
         "expectedGPUsPerNode": defaults.gpus_per_node if defaults else None,
         "mnnvlDefault": defaults.mnnvl if defaults else None,
         "topology": topology,
+        "topologyKey": topology_key,
+        "topologyDomains": domains,
         "warnings": warnings,
     }
+
+
+def topology_domains(gpu_nodes: Sequence[Mapping[str, Any]], key: str) -> tuple[list[dict], list[str]]:
+    """The nodes grouped by the value of label ``key``: [{name, nodes, nodeCount}] by
+    domain name, and the names of the nodes that do not carry the label."""
+    groups: dict[str, list[str]] = {}
+    unlabeled = []
+    for n in gpu_nodes:
+        value = _labels(n).get(key)
+        if value:
+            groups.setdefault(value, []).append(_name(n))
+        else:
+            unlabeled.append(_name(n))
+    domains = [{"name": k, "nodes": sorted(v), "nodeCount": len(v)} for k, v in sorted(groups.items())]
+    return domains, sorted(unlabeled)
+
+
+def check_topology_key(key: str | None) -> str | None:
+    """``--topology-key`` as given, or a usage error naming the flag and what is wrong."""
+    if key is None:
+        return None
+    from nvcre.api.common import label_key_problem
+
+    problem = label_key_problem(key)
+    if problem:
+        raise UserError(f"--topology-key: {problem}")
+    return key
 
 
 def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mapping[str, dict]) -> list[str]:
@@ -135,12 +172,19 @@ def render_table(summary: dict) -> str:
         rows.append(("DRA nodes", f"{len(summary['draNodes'])} counted from ResourceSlices"))
     if summary["expectedGPUsPerNode"] is not None:
         rows.append(("Catalog", f"{summary['expectedGPUsPerNode']} GPUs/node, MNNVL {'on' if summary['mnnvlDefault'] else 'off'} by default"))
-    if summary["topology"]:
+    if summary.get("topologyKey"):
+        domains = summary.get("topologyDomains") or []
+        if domains:
+            rows.append(("Topology", f"{summary['topologyKey']}: {len(domains)} domain{'s' if len(domains) != 1 else ''}"))
+            rows += [("", f"  {d['name']}: {d['nodeCount']} node{'s' if d['nodeCount'] != 1 else ''}") for d in domains]
+        else:
+            rows.append(("Topology", f"no GPU node carries the label {summary['topologyKey']}"))
+    elif summary["topology"]:
         for key, values in summary["topology"].items():
             rows.append(("Topology", f"{key}: {len(values)} domains ({', '.join(f'{k}={v}' for k, v in list(values.items())[:6])}{', ...' if len(values) > 6 else ''})"))
     else:
         rows.append(("Topology", "no rack or clique labels (intra-rack falls back to one group)"))
-    lines = [f"{label + ':':<11}{value}" for label, value in rows]
+    lines = [f"{(label + ':') if label else '':<11}{value}" for label, value in rows]
     lines += [f"warning: {w}" for w in summary["warnings"]]
     return "\n".join(lines) + "\n"
 
@@ -148,12 +192,16 @@ def render_table(summary: dict) -> str:
 @cluster_app.command("info")
 def info(
     output: str = typer.Option("table", "--output", "-o", help="table, json or yaml."),
+    topology_key: Optional[str] = typer.Option(
+        None, "--topology-key", help="Group the GPU nodes by this node label (e.g. topology.kubernetes.io/rack) "
+        "instead of the rack and clique labels nvcre knows."),
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,
 ) -> None:
     """Platform, GPU product, ready GPU nodes, GPUs and topology labels as nvcre sees them."""
     if output not in FORMATS:
         raise UserError(f"-o/--output: unknown format {output!r}; choose one of {', '.join(FORMATS)}")
+    topology_key = check_topology_key(topology_key)
     from nvcre.kube.client import ApiError
 
     with cluster_errors():
@@ -163,7 +211,7 @@ def info(
             slices = client.list("resource.k8s.io/v1", "ResourceSlice")
         except ApiError:  # an API server without DRA, or no permission: count from labels only
             slices = []
-    summary = cluster_summary(nodes, slices)
+    summary = cluster_summary(nodes, slices, topology_key)
     if output in ("json", "yaml"):
         from nvcre.cli.output import write_document
 

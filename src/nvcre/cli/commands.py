@@ -21,3 +21,5 @@ from nvcre.cli import listing as _listing  # noqa: F401
 from nvcre.cli import baselines as _baselines  # noqa: F401
 from nvcre.cli import nodes as _nodes  # noqa: F401
 from nvcre.cli import completion as _completion  # noqa: F401
+from nvcre.cli import workloadrun_ops as _workloadrun_ops  # noqa: F401
+from nvcre.cli import workflow_render as _workflow_render  # noqa: F401

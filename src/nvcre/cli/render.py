@@ -155,11 +155,36 @@ def _warn(resolved: ResolvedCategory) -> None:
         print(f"warning: {resolved.key}: {warning}", file=sys.stderr)
 
 
+def _target_dict(target: Any) -> dict | None:
+    return target.model_dump(by_alias=True, exclude_none=True, mode="json") if target is not None else None
+
+
+def _where(discovered, platform, gpu_arch, target, count):
+    """(platform, GPU architecture, node names, found): from the cluster when ``discovered``
+    is given (--dry-run; ``found`` resolves with what the nodes say), else from the flags
+    with synthesized names (``found`` None)."""
+    if discovered is None:
+        plat, arch = _context(platform, gpu_arch, target)
+        return plat, arch, _node_names(target, count), None
+    found = discovered(_target_dict(target))
+    for note in found.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"discovered {len(found.names)} target node(s): {found.arch} on {found.platform}", file=sys.stderr)
+    return found.platform, found.arch, found.names, found
+
+
+def _resolve(found, resolve_fn):
+    return resolve_fn() if found is None else found.resolve(resolve_fn)
+
+
 def certification_objects(file: str, *, platform: str | None, gpu_arch: str | None, nodes: int | None, adapter: str,
                           namespace: str | None, workload_registry: str | None = None,
-                          per_category: list[tuple[str, list[dict]]] | None = None) -> tuple[list[dict], list[str]]:
+                          per_category: list[tuple[str, list[dict]]] | None = None,
+                          discovered=None, sources: list[dict] | None = None) -> tuple[list[dict], list[str]]:
     """The workload objects (and one comment per category) a Certification file would create;
-    ``per_category`` (when given) receives each category's key and objects."""
+    ``per_category`` (when given) receives each category's key and objects, ``sources``
+    each Certification as it would be created; ``discovered`` (a target -> platform, arch,
+    node names, notes function) replaces the flags with the cluster's nodes."""
     from nvcre.catalog.resolve import canonical_category, resolve_category
     from nvcre.cli.run_options import with_registry
     from nvcre.controller import naming
@@ -170,14 +195,16 @@ def certification_objects(file: str, *, platform: str | None, gpu_arch: str | No
     comments: list[str] = []
     for cert in certs:
         spec = with_registry(cert.spec, workload_registry)
-        plat, arch = _context(platform, gpu_arch, spec.target)
-        names = _node_names(spec.target, nodes)
+        plat, arch, names, found = _where(discovered, platform, gpu_arch, spec.target, nodes)
         ns = namespace or cert.metadata.namespace or "default"
+        if sources is not None:
+            sources.append(_source_body(cert, spec, ns))
         # the controller's names: the catalog's own spelling of an alias, a hash for a repeated category
         raws = [canonical_category(c.model_dump(by_alias=True, exclude_none=True, mode="json")) for c in spec.categories]
         for index, category in enumerate(spec.categories):
-            resolved = resolve_category(category, spec, platform=plat, gpu_arch=arch, gang_scheduler=spec.gang_scheduler,
-                                        target=spec.target, index=index, source=file)
+            resolved = _resolve(found, lambda **detected: resolve_category(
+                category, spec, platform=plat, gpu_arch=arch, gang_scheduler=spec.gang_scheduler, target=spec.target,
+                index=index, source=file, **detected))
             _warn(resolved)
             groups = _groups(resolved, names)
             comments.append(
@@ -197,6 +224,37 @@ def certification_objects(file: str, *, platform: str | None, gpu_arch: str | No
     return objects, comments
 
 
+def _source_body(obj, spec, namespace: str) -> dict:
+    """The run object itself as `run` would create it (for the dry-run's admission)."""
+    body = obj.model_dump(by_alias=True, exclude_none=True, mode="json")
+    body["spec"] = spec.model_dump(by_alias=True, exclude_none=True, mode="json")
+    body.pop("status", None)
+    body["metadata"]["namespace"] = namespace
+    return body
+
+
+DRY_RUN_HELP = ("Discover the nodes from the cluster instead of --platform/--gpu-arch, and have the API server judge "
+                "the run and every rendered object (server-side dry-run apply: schema, CEL, admission policies; "
+                "nothing is created).")
+CONFLICTING = "--dry-run discovers the nodes from the cluster; it cannot be combined with --platform, --gpu-arch or --nodes"
+
+
+def _check_dry_run(dry_run: bool, platform, gpu_arch, nodes) -> None:
+    if dry_run and (platform or gpu_arch or nodes):
+        raise UserError(CONFLICTING)
+
+
+def _dry_run(kubeconfig, context, render_fn, output: str) -> None:
+    """Render against the live cluster's nodes, print as offline, then judge everything server-side."""
+    from nvcre.cli.dry_run import discover, judge, live_session
+
+    with live_session(kubeconfig, context) as client:
+        sources: list[dict] = []
+        objects, comments = render_fn(lambda target: discover(client, target), sources)
+        _emit(objects, comments, output)
+        judge(client, sources + objects)
+
+
 REGISTRY_HELP = ("Pull every workload image from this mirror (host[:port][/path]): the registry host is replaced, "
                  "the repository path and tag are kept.")
 
@@ -211,11 +269,29 @@ def render_certification(
     namespace: str = typer.Option(None, "--namespace", "-n", help="Namespace of the rendered objects (default: the manifest's, else default)."),
     workload_registry: str = typer.Option(None, "--workload-registry", help=REGISTRY_HELP),
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
+    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_RUN_HELP),
+    kubeconfig: str = typer.Option(None, "--kubeconfig", help="With --dry-run: the kubeconfig file."),
+    context: str = typer.Option(None, "--context", help="With --dry-run: the kubeconfig context."),
 ) -> None:
     """Print the workload objects a Certification would create, for every category."""
-    objects, comments = certification_objects(file, platform=platform, gpu_arch=gpu_arch, nodes=nodes, adapter=adapter,
-                                              namespace=namespace, workload_registry=workload_registry)
+    _check_dry_run(dry_run, platform, gpu_arch, nodes)
+
+    def render(discovered=None, sources=None):
+        return certification_objects(file, platform=platform, gpu_arch=gpu_arch, nodes=nodes, adapter=adapter,
+                                     namespace=namespace, workload_registry=workload_registry,
+                                     discovered=discovered, sources=sources)
+
+    if dry_run:
+        _check_output(output)
+        _dry_run(kubeconfig, context, render, output)
+        return
+    objects, comments = render()
     _emit(objects, comments, output)
+
+
+def _check_output(output: str) -> None:
+    if output not in ("yaml", "json"):
+        raise UserError(f"--output: unknown format {output!r}; valid: yaml, json")
 
 
 def _judging_line(spec, category, resolved: ResolvedCategory, total_nodes: int) -> str:
@@ -240,23 +316,45 @@ def render_workloadrun(
     adapter: str = typer.Option("native", "--adapter", help="native (batch/v1 Jobs) or trainjob (Kubeflow Trainer v2)."),
     namespace: str = typer.Option(None, "--namespace", "-n", help="Namespace of the rendered objects."),
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json"),
+    dry_run: bool = typer.Option(False, "--dry-run", help=DRY_RUN_HELP),
+    kubeconfig: str = typer.Option(None, "--kubeconfig", help="With --dry-run: the kubeconfig file."),
+    context: str = typer.Option(None, "--context", help="With --dry-run: the kubeconfig context."),
 ) -> None:
     """Print the workload objects a WorkloadRun would create."""
+    _check_dry_run(dry_run, platform, gpu_arch, nodes)
+    _check_adapter(adapter)
+
+    def render(discovered=None, sources=None):
+        return workloadrun_objects(file, platform=platform, gpu_arch=gpu_arch, nodes=nodes, adapter=adapter,
+                                   namespace=namespace, discovered=discovered, sources=sources)
+
+    if dry_run:
+        _check_output(output)
+        _dry_run(kubeconfig, context, render, output)
+        return
+    objects, comments = render()
+    _emit(objects, comments, output)
+
+
+def workloadrun_objects(file: str, *, platform: str | None, gpu_arch: str | None, nodes: int | None, adapter: str,
+                        namespace: str | None, discovered=None, sources: list[dict] | None = None
+                        ) -> tuple[list[dict], list[str]]:
+    """The workload objects (and a comment per run) a WorkloadRun file would create."""
     from nvcre.catalog.resolve import resolve_workloadrun
 
-    _check_adapter(adapter)
     runs = _objects_of_kind(file, "WorkloadRun", "Certification")
     objects: list[dict] = []
     comments: list[str] = []
     for run in runs:
         spec = run.spec
-        plat, arch = _context(platform, gpu_arch, spec.target)
-        resolved = resolve_workloadrun(run, platform=plat, gpu_arch=arch)
+        plat, arch, names, found = _where(discovered, platform, gpu_arch, spec.target, nodes or spec.num_nodes)
+        resolved = _resolve(found, lambda **detected: resolve_workloadrun(run, platform=plat, gpu_arch=arch, **detected))
         _warn(resolved)
-        names = _node_names(spec.target, nodes or spec.num_nodes)
         groups = _groups(resolved, names)
         comments.append(f"WorkloadRun {run.name} on {plat}/{arch}: {len(groups)} job(s), "
                         f"overrides: {', '.join(resolved.applied_overrides) or 'none'}")
         ns = namespace or run.metadata.namespace or "default"
+        if sources is not None:
+            sources.append(_source_body(run, spec, ns))
         objects += _render_groups(resolved, run.name, groups, namespace=ns, adapter=adapter, target=spec.target)
-    _emit(objects, comments, output)
+    return objects, comments

@@ -9,6 +9,7 @@ or not judged, 5 still running when the wait ended.
 
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from datetime import datetime, timezone
@@ -36,6 +37,7 @@ from nvcre.cli.report import (
     fetch_report,
 )
 from nvcre.errors import EXIT_TIMEOUT, UserError
+from nvcre.objpath import dig
 
 if TYPE_CHECKING:  # pragma: no cover
     from nvcre.kube.client import KubeClient
@@ -457,13 +459,31 @@ def certification_run(
     _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files, why=why, wide=wide)
 
 
+WORKLOADRUN_DEFAULT_TIMEOUT = "30m"  # the reference's --timeout default for workloadrun run
+WORKLOADRUN_DEFAULT_NAMESPACE = "default"  # the reference's: -n, else the manifest's, else default
+
+
 @workloadrun_app.command("run")
 def workloadrun_run(
     file: Path = typer.Argument(..., help="A WorkloadRun manifest (YAML)."),
     name: Optional[str] = typer.Option(None, "--name", help="Override metadata.name."),
-    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Run namespace (default: a new nvcrectl-<timestamp>)."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Run namespace (default: the manifest's, else default)."),
     wait: bool = typer.Option(False, "--wait", help="Show live progress, then the report."),
-    timeout: Optional[str] = typer.Option(None, "--timeout", help="With --wait: how long to wait. Default: from timeoutPerJob."),
+    timeout: str = typer.Option(WORKLOADRUN_DEFAULT_TIMEOUT, "--timeout", help="With --wait: how long to wait (at least 1s); "
+                                "on timeout the partial report is printed and the run keeps going."),
+    node_list: Optional[str] = typer.Option(None, "--node-list", help="Comma-separated node names (target.nodeNames); "
+                                            "numNodes is lowered to fit."),
+    topology_domain: Optional[str] = typer.Option(None, "--topology-domain", help="Run on one topology domain (a value "
+                                                  "of the topology label); numNodes becomes its node count."),
+    topology_key: Optional[str] = typer.Option(None, "--topology-key", help="The label --topology-domain is a value of "
+                                               "(default: the platform's; AWS, GCP and Azure have one)."),
+    test_scale: Optional[str] = typer.Option(None, "--test-scale", help="intra-node, intra-rack or full-scale (orchestration.testScale)."),
+    workload_registry: Optional[str] = typer.Option(None, "--workload-registry", help="Pull the run's image (and its init "
+                                                    "containers') from this mirror, host[:port][/path]."),
+    registry_username: Optional[str] = typer.Option(None, "--workload-registry-username", envvar="NVCRE_WORKLOAD_REGISTRY_USERNAME",
+                                                    help="Mirror user; with the password, nvcrectl creates the pull Secret nvcrectl-pull-<name>."),
+    registry_password: Optional[str] = typer.Option(None, "--workload-registry-password", envvar="NVCRE_WORKLOAD_REGISTRY_PASSWORD",
+                                                    help="Mirror password (or NVCRE_WORKLOAD_REGISTRY_PASSWORD)."),
     output: str = OutputOpt,
     wide: bool = WideOpt,
     results_file: Optional[Path] = ResultsFileOpt,
@@ -475,30 +495,38 @@ def workloadrun_run(
     context: Optional[str] = ContextOpt,
 ) -> None:
     """Create a WorkloadRun (an ad-hoc workload without the catalog); with --wait, watch it and print its report."""
-    from nvcre.api.common import parse_duration
+    from nvcre.api.load import parse_object
+    from nvcre.cli.run_options import registry_credentials
+    from nvcre.cli.workloadrun_ops import apply_registry, apply_run_flags, fit_to_target
 
+    credentials = registry_credentials(workload_registry, registry_username, registry_password)
     files = (results_file, junit_file, html_file)
     check_output_format(output)
     _check_files_need_wait(wait, files, output)
+    wait_seconds = parse_timeout(timeout) if wait else 0.0
     run = _load_one(file, "WorkloadRun")
     if name:
         run["metadata"]["name"] = name
     if not run["metadata"].get("name"):
         run["metadata"]["name"] = run_name()
-    orch = run["spec"].get("orchestration") or {}
-    budget = parse_duration(orch.get("timeoutPerJob") or "1h") * int(orch.get("repeatCount") or 1)
-    per_job = parse_duration(orch.get("timeoutPerJob") or "1h")
-    repeat = int(orch.get("repeatCount") or 1)
-    if timeout:
-        wait_seconds, why = parse_timeout(timeout), "--timeout"
-    else:
-        wait_seconds = max(MIN_DERIVED_TIMEOUT, budget * TIMEOUT_FACTOR)
-        why = explain_wait([human_wait(per_job) + (f" x {repeat} repeats" if repeat > 1 else "")], budget, wait_seconds)
-    ns = namespace or run["metadata"].get("namespace") or run_name()
+    if apply_run_flags(run, node_list=node_list, topology_domain=topology_domain, topology_key=topology_key,
+                       test_scale=test_scale):
+        probe = copy.deepcopy(run)
+        for e in dig(probe, "spec", "target", "matchExpressions") or []:
+            e["key"] = e["key"] or "topology.kubernetes.io/zone"  # the automatic key is found on the cluster
+        parse_object(probe, source="the command-line flags")  # a bad flag value is named like a bad field
+    ns = namespace or run["metadata"].get("namespace") or WORKLOADRUN_DEFAULT_NAMESPACE
     run["metadata"]["namespace"] = ns
+    secret = apply_registry(run, workload_registry, credentials)
+    if workload_registry is not None:
+        parse_object(run, source="the command-line flags")
+    if node_list is not None or topology_domain is not None:
+        with cluster_errors():
+            info(fit_to_target(connect(kubeconfig, context), run, topology_domain=topology_domain, node_list=node_list))
     client = _submit(run, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context, wait=wait, output=output)
-    _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files, why=why, wide=wide)
+                     kubeconfig=kubeconfig, context=context, wait=wait, output=output,
+                     before=(secret,) if secret else ())
+    _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files, why="--timeout", wide=wide)
 
 
 def _cleanup(kind: str, name: str, namespace: str, keep_namespace: bool, timeout: str,

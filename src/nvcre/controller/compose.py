@@ -175,6 +175,22 @@ def workflow_for_category(ctx: Context, cert: dict, index: int, resolved, adapte
     return judging.annotate(body, spec, category, judging.judging_for_category(spec, category, resolved, total_nodes), resolved)
 
 
+def workflow_for_run(run: dict, resolved, adapter: str) -> dict:
+    """The Workflow a WorkloadRun runs as: named after the run, owned by it."""
+    spec = run.get("spec") or {}
+    return build_workflow(
+        name=run["metadata"]["name"],
+        namespace=run["metadata"]["namespace"],
+        owner=run,
+        resolved=resolved,
+        target=spec.get("target") or None,
+        adapter=adapter,
+        labels={L.WORKLOAD_RUN: run["metadata"]["name"][:63]},
+        annotations={},
+        stall_grace=spec.get("schedulingStallGraceSeconds"),
+    )
+
+
 def _template_job_spec(resolved, adapter: str, stall_grace) -> dict:
     job_spec: dict = {
         "workload": {"native": {"adapter": adapter, "category": resolved.key}},

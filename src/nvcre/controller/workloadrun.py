@@ -51,17 +51,7 @@ def _create(ctx: Context, run: dict) -> float | None:
         _fail(ctx, run, R.BUILD_FAILED, str(getattr(err, "message", err))[:1024])
         return None
     adapter = compose.choose_adapter(ctx)
-    body = compose.build_workflow(
-        name=run["metadata"]["name"],
-        namespace=run["metadata"]["namespace"],
-        owner=run,
-        resolved=resolved,
-        target=target or None,
-        adapter=adapter,
-        labels={L.WORKLOAD_RUN: run["metadata"]["name"][:63]},
-        annotations={},
-        stall_grace=spec.get("schedulingStallGraceSeconds"),
-    )
+    body = compose.workflow_for_run(run, resolved, adapter)
     try:
         existing, created = ctx.kube.create(body)
     except Exception as err:

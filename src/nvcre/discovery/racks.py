@@ -24,6 +24,19 @@ RACK_LABELS = (
     "topology.k8s.aws/network-node-layer-1",
 )
 
+# The network-topology label the reference groups a cloud's nodes by (``cluster info``,
+# ``workloadrun run --topology-domain``): the layer that tells T1 leaf switches apart.
+DEFAULT_TOPOLOGY_KEYS = {
+    "aws": "topology.k8s.aws/network-node-layer-1",
+    "gcp": "cloud.google.com/gce-topology-block",
+    "azure": "kubernetes.azure.com/ppg",
+}
+
+
+def default_topology_key(platform: str) -> str | None:
+    """The platform's topology label key, None for platforms without one."""
+    return DEFAULT_TOPOLOGY_KEYS.get(platform)
+
 
 def rack_label(nodes: Iterable[str], labels: Mapping[str, Mapping[str, str]], preferred: str | None = None,
                *, require_split: bool = False) -> str | None:

@@ -304,6 +304,18 @@ class KubeClient:
             return self.request("POST", res.collection_path(ns), body=obj, counter_key=f"CREATE {res.kind}"), True
         return existing, False
 
+    def apply(self, obj: dict, namespace: str | None = None, *, field_manager: str = "nvcrectl",
+              dry_run: bool = False, force: bool = True) -> dict:
+        """Server-side apply of ``obj``; with ``dry_run`` (``dryRun=All``) the API server runs
+        every admission step (schema, CEL rules, admission policies) and persists nothing."""
+        res = _resource_of(obj)
+        ns = (namespace or obj.get("metadata", {}).get("namespace")) if res.namespaced else None
+        query = {"fieldManager": field_manager, "force": "true" if force else None, "dryRun": "All" if dry_run else None}
+        return self.request(
+            "PATCH", res.item_path(obj["metadata"]["name"], ns), query=query, body=obj,
+            content_type="application/apply-patch+yaml", counter_key=f"APPLY {res.kind}",
+        )
+
     def merge_patch(self, api_version: str, kind: str, name: str, namespace: str | None, patch: dict) -> dict:
         res = resource_for(api_version, kind)
         return self.request(
