@@ -18,6 +18,7 @@ BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlann
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
+MATE_GAP = 0.08  # a pair this much slower than its failing member read alone: the mate is slow too
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
@@ -680,6 +681,7 @@ class CasePlanner:
         if fails:
             direct = self._exact_failures(case, marginal_weight=0.0) >= 1
             pair_tid = self._last_exact_failure(case)
+            self._doubt_passing_mates(case, fails, pair_tid)
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
                     and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
                     and self.consistent(fails[0][2], pair_tid)):
@@ -711,6 +713,29 @@ class CasePlanner:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
+
+    def _doubt_passing_mates(self, case: dict, fails: list, pair_tid: int | None) -> None:
+        """A group runs at its slowest member: when the pair read clearly slower (MATE_GAP) than
+        every failing member did with a proven-good partner, none of them explains the pair's
+        figure, so a member that passed its partner test is slow too and that pass was the flip
+        (a flip reads healthy). Such a mate is confirmed with a new partner, the unexplained pair
+        figure counting as its first failure, instead of being cleared by one pass."""
+        r_pair = self.ratio(pair_tid) if self.slow(pair_tid) else None
+        if r_pair is None:
+            return
+        solos = [self.ratio(tid) if self.slow(tid) else None for _x, _o, tid in fails]
+        if any(r is None or r < r_pair + MATE_GAP for r in solos):
+            return  # a failing member (or a crash) can explain the pair's figure
+        failing = {x for x, _o, _t in fails}
+        for m in case["members"]:
+            if m in failing or self.s.status[m] in ("b", "i"):
+                continue
+            self.s.notes.append(f"pair {', '.join(self.s.names[i] for i in case['members'])} read {r_pair:.2f} of the "
+                                f"baseline, below what its failing member read alone; {self.s.names[m]} is confirmed")
+            self.s.status[m] = "s"
+            self.new_case("node", "confirm", member=m, fails=1, passes=0,
+                          origin=[t for t in case["origin"] if m in self.s.tests[t][1]],
+                          partners=case.get("used", {}).get(str(m), []), mates=sorted(failing))
 
     # -- node: one suspect, tested with new partners until two results agree -----
     def _plan_node(self, case: dict) -> list | None:
@@ -1188,6 +1213,9 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
     flaky_set = set(flaky)
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
-    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
+    # a bad node slow with a partner of its own rack: no rack uplink explains that pair, so the
+    # verdict never folds it into its rack (docs/design/050, observationally equivalent faults)
+    inside = sorted({x for a, b, _v in slow if labelled and dom[a] == dom[b] for x in (a, b) if x in bad_set})
+    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]], "inside": inside,
             "unexplained": len(left), "slow": len(slow),
             "intermittent": [[x, ldeg[x], m - 1] for x in flaky]}
