@@ -18,6 +18,7 @@ BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlann
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
+SCREEN_BUDGET_SHARE = 6  # with maxConcurrent set, the screen takes at most maxRounds / this many rounds
 MATE_GAP = 0.08  # a pair this much slower than its failing member read alone: the mate is slow too
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
@@ -162,6 +163,12 @@ class CasePlanner:
         labelled = any(s.domain_names)
         cap = pol.max_screen_size if labelled else max(2, min(pol.max_screen_size, 16,
                                                             math.ceil(math.sqrt(len(s.names)))))
+        if pol.max_concurrent:
+            # maxConcurrent splits a round: the screen must leave the follow-ups most of maxRounds
+            # (116 pair screens at maxConcurrent 1 would take 116 rounds), so fewer, larger groups
+            allowed = pol.max_concurrent * max(1, pol.max_rounds // SCREEN_BUDGET_SHARE)
+            if math.ceil(len(s.names) / cap) > allowed:
+                cap = max(cap, math.ceil(len(s.names) / allowed))
         groups: list[list[int]] = []
         singles: list[int] = []
         start = 0
