@@ -700,11 +700,14 @@ class CasePlanner:
                 return False
             # both ends failing goes to one confirmation each with new partners: a bad partner
             # or a link on the partner test must not convict the second node
+            # the pair's own failures count for a lone failing end once its mates passed with
+            # proven-good partners (a crash-only node: intermittent or not, see _done_node)
+            extra = int(self._exact_failures(case, marginal_weight=0.0)) if len(fails) == 1 else 0
             for x, o, tid in fails:
                 self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
                               partners=case.get("used", {}).get(str(x), []),
-                              mates=[m for m in members if m != x])
+                              mates=[m for m in members if m != x], **({"extra": extra} if extra else {}))
             return False
         case["solo_ok"] = case.get("solo_ok", 0) + 1
         if len(members) == 3:
@@ -773,11 +776,12 @@ class CasePlanner:
             self.slow(t) for t in case["origin"] if x in self.s.tests[t][1])
         if crash_only:
             # crashes only: a job dying is what flips and intermittent faults look like, so a
-            # node is named bad on three crashes and no pass; two and a pass make it intermittent
+            # node is named bad on three crashes and no pass; two and a pass make it intermittent,
+            # and so do three counting the failures of its pair whose mate passed without it
             if f >= 3 and q == 0:
                 self.convict_node(x, case["origin"])
                 return False
-            if f >= 2 and q >= 1:
+            if (f >= 2 or f + case.get("extra", 0) >= 3) and q >= 1:
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
         elif (f >= 2 and q == 0) or f >= q + 2:
