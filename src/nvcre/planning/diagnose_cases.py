@@ -782,6 +782,7 @@ class CasePlanner:
                 self.convict_node(x, case["origin"])
                 return False
             if (f >= 2 or f + case.get("extra", 0) >= 3) and q >= 1:
+                f += case.get("extra", 0)  # reported with the pair failures that count for it
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
         elif (f >= 2 and q == 0) or f >= q + 2:
