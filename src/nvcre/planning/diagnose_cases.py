@@ -483,6 +483,9 @@ class CasePlanner:
             self.new_case("node", "confirm", member=members[0], fails=1 if first == "F" else 0, passes=0,
                           origin=list(origin), partners=[])
             return
+        if len(members) == 3 and not recheck and not strict and origin and self.slow(origin[-1]):
+            self.new_case("triple", "split", members=list(members), origin=list(origin))
+            return
         if len(members) <= 3:
             # a link, too, needs one failure more than two flips; among thousands of screen
             # pairs three flips on one pair happen as well: the node is confirmed once more
@@ -591,6 +594,12 @@ class CasePlanner:
         """
         e = self._exact_failures(case)
         need = case.get("need", 2)
+        members = set(case["members"])
+        if any(self.slow(t) and set(self.s.tests[t][1]) == members for t in case["origin"]):
+            # the pair itself read clearly slow: a flip never reads as a slow measurement (error
+            # model), so one such run is the pair's own evidence; its ends' partner passes rule
+            # out a slow end
+            return True
         return e >= need or (e >= need - 1 and case.get("deduced", False))
 
     def _done_suspects(self, case: dict) -> bool:
@@ -746,6 +755,85 @@ class CasePlanner:
             self.new_case("node", "confirm", member=m, fails=1, passes=0,
                           origin=[t for t in case["origin"] if m in self.s.tests[t][1]],
                           partners=case.get("used", {}).get(str(m), []), mates=sorted(failing))
+
+    # -- triple: a screen of three (an odd rack) that read slow ---------------------
+    # Round 1 after the screen runs (a, b) and c with a proven-good partner: a slow c is named
+    # (the triple is slow, (a, b) passed together, c is slow beside a good node), a slow (a, b)
+    # becomes a failing pair. Both passing leaves a link (a, c) or (b, c): (a, c) with b beside
+    # a partner, then (b, c). Every end of the named link has passed twice (a partner test or
+    # a passing pair holding it), so a link is named at most 3 rounds after the screen, a node
+    # at most 2 (solo tests of all three first, as before, take 4 rounds for a link).
+    def _plan_triple(self, case: dict) -> list | None:
+        a, b, c = case["members"]
+        step = case["step"]
+        if step == "bc":
+            return [("bc", [b, c], "retest")]
+        if step == "ends":
+            tests = []
+            for i, x in enumerate(case["ends"]):
+                t = self.solo_test(case, x, f"e{i}", "confirm", case.get("used", {}).get(str(x), []) + case["members"])
+                if t is None:
+                    return WAIT
+                tests.append(t)
+            return tests
+        pair, lone = ((a, b), c) if step == "split" else ((a, c), b)
+        t = self.solo_test(case, lone, "lone", "solo" if step == "split" else "confirm",
+                           case.get("used", {}).get(str(lone), []) + case["members"])
+        if t is None:
+            return WAIT
+        return [("pair", list(pair), "pairs"), t]
+
+    def _done_triple(self, case: dict) -> bool:
+        a, b, c = case["members"]
+        step = case["step"]
+        s = self.s
+        if step in ("split", "ac"):
+            (po, ptid), (lo, ltid) = self.result(case, "pair"), self.result(case, "lone")
+            case["origin"] = case["origin"] + [ptid, ltid]
+            pair, lone = ([a, b], c) if step == "split" else ([a, c], b)
+            if lo != "P":
+                if po == "P" and step == "split" and self.slow(ltid) and self.consistent(ltid, case["origin"][0]):
+                    self.convict_node(lone, [t for t in case["origin"] if lone in s.tests[t][1]])
+                else:
+                    self.new_case("node", "confirm", member=lone, fails=1 if lo == "F" else 0, passes=0,
+                                  origin=[t for t in case["origin"] if lone in s.tests[t][1]],
+                                  partners=case.get("used", {}).get(str(lone), []), mates=pair)
+                if po == "P":
+                    self.mark(pair, "g")
+                else:
+                    self.new_case("suspects", "solo", members=pair, origin=case["origin"])
+                return False
+            if po != "P":
+                self.mark([lone], "g")
+                if step == "split":
+                    self.new_case("suspects", "solo", members=pair, origin=case["origin"])
+                    return False
+                # (a, c) slow: a passed in (a, b), c beside one partner; one partner test each
+                case["step"], case["ends"], case["link"] = "ends", [a, c], [a, c]
+                return True
+            case["step"] = "ac" if step == "split" else "bc"
+            return True
+        if step == "bc":
+            o, tid = self.result(case, "bc")
+            case["origin"] = case["origin"] + [tid]
+            if o != "P":  # b: (a, b) and a partner; c: two partners and (a, c): only the link is left
+                self.convict_link(b, c, case["origin"])
+                return False
+            self.mark(case["members"], "g")
+            self.new_case("search", "split", members=list(case["members"]), origin=case["origin"])
+            return False
+        res = [self.result(case, f"e{i}") for i in range(len(case["ends"]))]
+        case["origin"] = case["origin"] + [tid for _o, tid in res]
+        bad = [(x, o) for x, (o, _t) in zip(case["ends"], res) if o != "P"]
+        for x, o in bad:
+            self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=1,
+                          origin=[t for t in case["origin"] if x in s.tests[t][1]],
+                          partners=case.get("used", {}).get(str(x), []), mates=[m for m in case["link"] if m != x])
+        if not bad:
+            self.convict_link(case["link"][0], case["link"][1], case["origin"])
+        else:
+            self.mark([m for m in case["members"] if m not in {x for x, _o in bad}], "g")
+        return False
 
     # -- node: one suspect, tested with new partners until two results agree -----
     def _plan_node(self, case: dict) -> list | None:
