@@ -19,7 +19,7 @@ MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as 
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
 SCREEN_BUDGET_SHARE = 6  # with maxConcurrent set, the screen takes at most maxRounds / this many rounds
-MATE_GAP = 0.08  # a pair this much slower than its failing member read alone: the mate is slow too
+MATE_GAP = 0.05  # a pair this much slower than its failing member read alone: the mate is slow too
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
@@ -706,6 +706,15 @@ class CasePlanner:
                 # needs two independent flips
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
+                return False
+            if (step == "solo" and len(fails) == len(members) == 2 and direct and not case.get("strict")
+                    and self.slow(pair_tid) and all(o == "F" and self.slow(t) for _x, o, t in fails)
+                    and min(self.ratio(t) for _x, _o, t in fails) <= self.ratio(pair_tid) + MAGNITUDE_TOLERANCE):
+                # both ends read slow beside proven-good partners and the slower of them matches the
+                # pair's figure: two measured bottlenecks (a flip never reads slow); a wrong one would
+                # need a second fault on its partner test (a bad partner whose own screen flipped)
+                for x, _o, _t in fails:
+                    self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
                 return False
             # both ends failing goes to one confirmation each with new partners: a bad partner
             # or a link on the partner test must not convict the second node
