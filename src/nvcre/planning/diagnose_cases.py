@@ -126,7 +126,11 @@ class CasePlanner:
         if own and not any(self.slow(t) for t in own) and not any(self.s.tests[t][2] == "pairwise" for t in tids):
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
-            if any(self.s.tests[t][3] == "P" for t in own):
+            crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
+            if crashes >= 3:  # beyond independent flips (O(p^3)): one end fails intermittently
+                self.unresolved((a, b), f"crashed {crashes} of {len(own)} runs together while both ends passed "
+                                "with other partners: one of them fails intermittently", tids)
+            elif any(self.s.tests[t][3] == "P" for t in own):
                 self.mark((a, b), "g")
                 self.s.notes.append(f"pair {self.s.names[a]}, {self.s.names[b]} crashed together but never read "
                                     "slow and passed once; treated as flaky")
