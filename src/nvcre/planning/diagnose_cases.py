@@ -19,7 +19,7 @@ MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as 
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
 SCREEN_BUDGET_SHARE = 6  # with maxConcurrent set, the screen takes at most maxRounds / this many rounds
-MATE_GAP = 0.05  # a pair this much slower than its failing member read alone: the mate is slow too
+MATE_GAP = 0.06  # a pair this much slower than its failing member read alone: the mate is slow too
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
@@ -765,7 +765,7 @@ class CasePlanner:
             self.s.notes.append(f"pair {', '.join(self.s.names[i] for i in case['members'])} read {r_pair:.2f} of the "
                                 f"baseline, below what its failing member read alone; {self.s.names[m]} is confirmed")
             self.s.status[m] = "s"
-            self.new_case("node", "confirm", member=m, fails=1, passes=0,
+            self.new_case("node", "confirm", member=m, fails=1, passes=1, gap=True,
                           origin=[t for t in case["origin"] if m in self.s.tests[t][1]],
                           partners=case.get("used", {}).get(str(m), []), mates=sorted(failing))
 
@@ -865,6 +865,11 @@ class CasePlanner:
         outcome, tid = self.result(case, "x")
         case["origin"] = case["origin"] + [tid]
         x = case["member"]
+        if case.pop("gap", False) and outcome == "F" and self.slow(tid) and self.explains(x, tid):
+            # the pair's unexplained figure and now a slow reading beside a proven-good partner:
+            # two measured observations against one pass (the flip)
+            self.convict_node(x, case["origin"])
+            return False
         if outcome == "F" and self.explains(x, tid):
             case["fails"] += 1
             if not self.slow(tid):
