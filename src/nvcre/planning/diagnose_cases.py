@@ -38,6 +38,7 @@ class CasePlanner:
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
         self._baseline: float | None = None
+        self._density: float | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -66,6 +67,14 @@ class CasePlanner:
             elif self.s.policy.threshold:
                 self._baseline = self.s.policy.threshold
         return self._baseline
+
+    def fault_density(self) -> float:
+        """The share of screen groups that failed: how likely a proven-good partner, cleared by
+        one screen pass, is a bad node whose screen flipped (that, times p)."""
+        if self._density is None:
+            screens = [t[3] for t in self.s.tests if t[2] == "screen"]
+            self._density = sum(1 for o in screens if o != "P") / len(screens) if screens else 1.0
+        return self._density
 
     def ratio(self, tid: int | None) -> float | None:
         """A test's measured bandwidth over the baseline (None: not measured)."""
@@ -712,11 +721,13 @@ class CasePlanner:
                 self.convict_node(x, case["origin"])
                 return False
             if (step == "solo" and len(fails) == len(members) == 2 and direct and not case.get("strict")
+                    and self.fault_density() <= 1 / WIDE_ROUND
                     and self.slow(pair_tid) and all(o == "F" and self.slow(t) for _x, o, t in fails)
                     and min(self.ratio(t) for _x, _o, t in fails) <= self.ratio(pair_tid) + MAGNITUDE_TOLERANCE):
                 # both ends read slow beside proven-good partners and the slower of them matches the
                 # pair's figure: two measured bottlenecks (a flip never reads slow); a wrong one would
-                # need a second fault on its partner test (a bad partner whose own screen flipped)
+                # need a second fault on its partner test (a bad partner whose own screen flipped:
+                # p times the share of bad screens, so only where few screens failed)
                 for x, _o, _t in fails:
                     self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
                 return False
