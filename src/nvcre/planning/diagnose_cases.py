@@ -23,7 +23,6 @@ MATE_GAP = 0.06  # a pair this much slower than its failing member read alone: t
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
-PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 
 
@@ -442,7 +441,6 @@ class CasePlanner:
     def _done_screen(self, case: dict) -> bool:
         failing = []
         marginal = []
-        crashed: list[int] = []
         for i, g in enumerate(case["groups"]):
             outcome, tid = self.result(case, f"g{i}")
             if outcome == "P":
@@ -452,17 +450,11 @@ class CasePlanner:
                 failing.append((g, tid))
                 if outcome == "M":
                     marginal.append(tid)
-                elif self.s.tests[tid][4] is None and len(case["groups"]) > WIDE_ROUND:
-                    crashed.append(tid)  # among many parallel screens a crash is most likely a flip
         multi = len(case["groups"]) > 1
-        if (failing and len(marginal) + len(crashed) == len(failing) and multi
-                and self.s.policy.cross_check == "full"):
+        if failing and len(marginal) == len(failing) and multi and self.s.policy.cross_check == "full":
             # Only results near the threshold (bandwidth noise, common among thousands of pair
-            # screens) or crashes (what a flip of a pass reads as; a slow node's flip reads
-            # healthy, never as a crash): the all-node cross check contains these nodes too, so
-            # let it decide (and, when it fails, the pairwise Job that contains them as well).
-            self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal + crashed,
-                          crashed=crashed,
+            # screens): the all-node cross check contains these nodes too, so let it decide.
+            self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal,
                           width=len(case["groups"]))
             return False
         if failing and len(marginal) == len(failing) and multi and self.s.policy.cross_check == "representatives":
@@ -1000,39 +992,22 @@ class CasePlanner:
         if case["step"] in ("giant", "repgroup"):
             outcome, tid = self.result(case, "all")
             marginal = case.pop("marginal", [])
-            crashed = case.pop("crashed", [])
             width = case.pop("width", 0)
-            pairwise = case["step"] == "giant" and self.s.policy.link_check == "pairwise" and not case.get("no_pairs")
-            if crashed and outcome != "P" and self.s.tests[tid][4] is None:
-                # the cross check crashed too: a node whose every job dies (not a flip, nor slow);
-                # the crashed screens are followed up first, and the cross failure is looked at
-                # again only if they do not explain it (reopen)
-                for m in marginal:
-                    self.open_group(list(self.s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
-                return False
-            deferred = []
-            for m in marginal:  # screens that came out near the threshold (or crashed)
-                if outcome == "P" and m in crashed:
-                    # a crash, then a pass of a group holding them: followed up as any crashed
-                    # screen (an intermittent node must not be cleared by one pass)
-                    self.open_group(list(self.s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
-                elif outcome == "P":
+            for m in marginal:  # screens that came out near the threshold
+                if outcome == "P":
                     self.mark(self.s.tests[m][1], "g")
-                elif m in crashed and pairwise:
-                    deferred.append(m)  # the pairwise Job measures their pairs too
                 else:
                     self.open_group(list(self.s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
             if marginal and outcome == "P":
-                self.s.notes.append(f"{len(marginal)} screen result(s) near the threshold or crashed; cleared by the "
-                                    "passing cross check that contains them")
+                self.s.notes.append(f"{len(marginal)} screen result(s) near the threshold; cleared by the passing "
+                                    "cross check that contains them")
             if outcome == "P":
                 return False
             case["origin"] = [tid]
-            if pairwise:
+            if case["step"] == "giant" and self.s.policy.link_check == "pairwise" and not case.get("no_pairs"):
                 # one Job measures every pair of the failed set: a slow node, rack or link shows
                 # in its pairs directly (see _done_pairwise)
-                extra = {"crashed": deferred, "width": width} if deferred else {}
-                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid], **extra)
+                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid])
                 return False
             return self._after_cross(case)
         if case["step"] == "blocks":
@@ -1072,14 +1047,10 @@ class CasePlanner:
         origin = case["origin"] + [tid]
         data = s.pairs.get(str(tid))
         members = case["members"]
-        if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < PAIRWISE_TRIES - 1:
-            # the job died (a flip reads as a crash): again before the search, which costs many n
-            case["retried"] = int(case.get("retried", 0)) + 1
+        if data is None and s.tests[tid][4] is None and not case.get("retried"):
+            case["retried"] = True  # the job died (a flip reads as a crash): once more before the search
             return True
         if data is None:
-            width = case.get("width", 0)
-            for m in case.get("crashed", []):  # crashed screens left to this Job: their own follow-up
-                self.open_group(list(s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
             fallback = self.new_case("cross", "giant", members=list(members), origin=case["origin"], no_pairs=True)
             if not self._after_cross(fallback):
                 s.cases.remove(fallback)

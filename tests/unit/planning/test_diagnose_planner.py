@@ -345,9 +345,8 @@ def test_a_crashing_node_among_many_pairs_is_rerun_first_a_crash_reads_like_a_fl
     assert {b["name"] for b in v.bad_nodes} == names(13)
     assert v.bad_nodes[0]["reason"] == "WorkloadFailed"
     # crashes only: named on three crashes with proven-good partners and no pass (two and a pass
-    # would make it intermittent). Crashes are all the wide screen round shows, so the all-node
-    # cross check runs first (it would settle flips); it crashes too, so the pair is followed up
-    assert [r.tags for r in rounds[1:]] == [["cross"], ["retest"], ["solo", "solo"], ["confirm"], ["confirm"]]
+    # would make it intermittent)
+    assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["confirm"], ["confirm"]]
 
 
 def test_two_flips_on_one_screen_pair_name_no_link_among_many_pairs():
@@ -395,7 +394,7 @@ def test_among_thousands_of_screen_pairs_a_bad_node_is_confirmed_once_more():
     # (crashes: a slow measurement is named after its partner test, see above)
     v, rounds = drive_crashing(scenario(n=160, rack=16), names(37))
     assert {b["name"] for b in v.bad_nodes} == names(37)
-    assert [r.tags for r in rounds[1:]] == [["cross"], ["retest"], ["solo", "solo"], ["confirm"], ["confirm"]]
+    assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["confirm"], ["confirm"]]
     failed = [e for e in v.bad_nodes[0]["evidence"] if not e["passed"]]
     assert len(failed) == 5
     v, rounds, _ = drive(scenario(n=160, rack=16, nodes=[37]))
@@ -455,32 +454,18 @@ def test_a_flipped_pair_screen_in_a_narrow_round_is_cleared_by_one_passing_rerun
     sc = scenario(n=16, rack=4)
     v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0004" in g)
     assert v.passed and not v.bad_nodes
-    assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["retest"], ["cross"]]  # narrow: no deferral
+    assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["retest"], ["cross"]]
 
 
 def test_a_twice_flipped_pair_in_a_wide_round_reruns_itself_before_second_partners():
     # 32 nodes, 16 pair screens (a wide round): pair (4, 5) flips to a failure in the screen and
     # again in its re-run. Both ends pass with partners; only a link is left, so the pair runs
     # again (not four more partner tests) and is cleared once it passed as often as it failed
-    # (crashes are all the screen shows, so the all-node cross check runs first and passes)
     sc = scenario(n=32, rack=8)
-    v, rounds, _ = drive(sc, flips=lambda r, tag, g: tag in ("screen", "retest") and r <= 3 and "gpu-node-0004" in g)
+    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r <= 2 and "gpu-node-0004" in g)
     assert v.passed and not v.bad_nodes and not v.bad_links
-    assert [r.tags for r in rounds[1:]] == [["cross"], ["retest"], ["solo", "solo"], ["retest"], ["retest"]]
-    assert sum(len(g) for r in rounds[2:] for g in r.groups) == 10
-
-
-def test_crashed_screens_of_a_wide_round_are_settled_by_the_pairwise_job_when_the_cross_check_reads_slow():
-    # 64 nodes: three screen pairs crash (flips), the link 3-40 makes the all-node cross check
-    # slow; the pairwise Job that names the link measures the crashed pairs too, so they need no
-    # re-runs: a link costs 2n after the screen
-    sc = scenario(n=64, rack=16, links=[(3, 40)])
-    crashed = [names(10, 11), names(20, 21), names(50, 51)]
-    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and set(g) in crashed)
-    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0003", "gpu-node-0040")]
-    assert v.bad_nodes == [] and v.unresolved == []
-    assert [r.tags for r in rounds[1:]] == [["cross"], ["pairwise"]]
-    assert set().union(*crashed) <= set(v.good_nodes)
+    assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["retest"], ["retest"], ["cross"]]
+    assert sum(len(g) for r in rounds[1:-1] for g in r.groups) == 10
 
 
 def test_a_slow_link_on_a_screen_pair_of_a_wide_round_is_named_on_its_slow_screen_and_two_passes_per_end():
@@ -521,11 +506,9 @@ def test_a_confirmation_never_pairs_a_suspect_with_the_mate_it_failed_with():
 
 
 def test_an_intermittent_node_is_its_own_verdict_and_never_convicts_its_partners():
-    # node 13 crashes on every other run: screen, cross check, re-run and partner tests disagree
-    # with each other (the crashed screen of a wide round waits for the cross check, which
-    # crashes as well)
+    # node 13 crashes on every other run: screen, re-run, partner tests disagree with each other
     sc = scenario(nodes=())
-    outcomes = iter([False, False, False, False, True, False, True, True, True])
+    outcomes = iter([False, False, False, True, False, True, True, True])
     fleet = Fleet(sc)
 
     def run(group):
