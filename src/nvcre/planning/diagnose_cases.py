@@ -23,6 +23,7 @@ MATE_GAP = 0.06  # a pair this much slower than its failing member read alone: t
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
+PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 
 
@@ -1047,8 +1048,9 @@ class CasePlanner:
         origin = case["origin"] + [tid]
         data = s.pairs.get(str(tid))
         members = case["members"]
-        if data is None and s.tests[tid][4] is None and not case.get("retried"):
-            case["retried"] = True  # the job died (a flip reads as a crash): once more before the search
+        if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < PAIRWISE_TRIES - 1:
+            # the job died (a flip reads as a crash): again before the search, which costs many n
+            case["retried"] = int(case.get("retried", 0)) + 1
             return True
         if data is None:
             fallback = self.new_case("cross", "giant", members=list(members), origin=case["origin"], no_pairs=True)
