@@ -223,9 +223,10 @@ def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:
             crossing_pass.update(doms)
     by_dom: dict[int, list[int]] = {}
     partner_only: set[int] = set()
+    inside = {x for data in s.pairs.values() for x in data.get("inside", ())}  # slow inside its rack too
     for x, tids in s.bad_nodes:
         d = s.dom[x]
-        if d in crossing_pass or (any(d for d in s.domain_names) and not s.domain_names[d]):
+        if x in inside or d in crossing_pass or (any(d for d in s.domain_names) and not s.domain_names[d]):
             continue
         fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] != "P"]
         partner = [t for t in fails if t[2] in PARTNER_TAGS]

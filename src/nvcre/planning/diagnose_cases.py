@@ -18,9 +18,12 @@ BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlann
 MIN_BLOCK_NODES = 32  # up to this many nodes the halving search is as cheap as a block round
 MAX_REOPENS = 3  # second looks at failures nothing explains (see CasePlanner.reopen)
 MAGNITUDE_TOLERANCE = 0.12  # ratio-to-baseline difference still read as the same bottleneck
+SCREEN_BUDGET_SHARE = 6  # with maxConcurrent set, the screen takes at most maxRounds / this many rounds
+MATE_GAP = 0.06  # a pair this much slower than its failing member read alone: the mate is slow too
 MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes or narrows a case)
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
+PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 
 
@@ -36,6 +39,7 @@ class CasePlanner:
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
         self._baseline: float | None = None
+        self._density: float | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -64,6 +68,14 @@ class CasePlanner:
             elif self.s.policy.threshold:
                 self._baseline = self.s.policy.threshold
         return self._baseline
+
+    def fault_density(self) -> float:
+        """The share of screen groups that failed: how likely a proven-good partner, cleared by
+        one screen pass, is a bad node whose screen flipped (that, times p)."""
+        if self._density is None:
+            screens = [t[3] for t in self.s.tests if t[2] == "screen"]
+            self._density = sum(1 for o in screens if o != "P") / len(screens) if screens else 1.0
+        return self._density
 
     def ratio(self, tid: int | None) -> float | None:
         """A test's measured bandwidth over the baseline (None: not measured)."""
@@ -124,7 +136,11 @@ class CasePlanner:
         if own and not any(self.slow(t) for t in own) and not any(self.s.tests[t][2] == "pairwise" for t in tids):
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
-            if any(self.s.tests[t][3] == "P" for t in own):
+            crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
+            if crashes >= 3:  # beyond independent flips (O(p^3)): one end fails intermittently
+                self.unresolved((a, b), f"crashed {crashes} of {len(own)} runs together while both ends passed "
+                                "with other partners: one of them fails intermittently", tids)
+            elif any(self.s.tests[t][3] == "P" for t in own):
                 self.mark((a, b), "g")
                 self.s.notes.append(f"pair {self.s.names[a]}, {self.s.names[b]} crashed together but never read "
                                     "slow and passed once; treated as flaky")
@@ -161,6 +177,12 @@ class CasePlanner:
         labelled = any(s.domain_names)
         cap = pol.max_screen_size if labelled else max(2, min(pol.max_screen_size, 16,
                                                             math.ceil(math.sqrt(len(s.names)))))
+        if pol.max_concurrent:
+            # maxConcurrent splits a round: the screen must leave the follow-ups most of maxRounds
+            # (116 pair screens at maxConcurrent 1 would take 116 rounds), so fewer, larger groups
+            allowed = pol.max_concurrent * max(1, pol.max_rounds // SCREEN_BUDGET_SHARE)
+            if math.ceil(len(s.names) / cap) > allowed:
+                cap = max(cap, math.ceil(len(s.names) / allowed))
         groups: list[list[int]] = []
         singles: list[int] = []
         start = 0
@@ -475,6 +497,9 @@ class CasePlanner:
             self.new_case("node", "confirm", member=members[0], fails=1 if first == "F" else 0, passes=0,
                           origin=list(origin), partners=[])
             return
+        if len(members) == 3 and not recheck and not strict and origin and self.slow(origin[-1]):
+            self.new_case("triple", "split", members=list(members), origin=list(origin))
+            return
         if len(members) <= 3:
             # a link, too, needs one failure more than two flips; among thousands of screen
             # pairs three flips on one pair happen as well: the node is confirmed once more
@@ -583,6 +608,12 @@ class CasePlanner:
         """
         e = self._exact_failures(case)
         need = case.get("need", 2)
+        members = set(case["members"])
+        if any(self.slow(t) and set(self.s.tests[t][1]) == members for t in case["origin"]):
+            # the pair itself read clearly slow: a flip never reads as a slow measurement (error
+            # model), so one such run is the pair's own evidence; its ends' partner passes rule
+            # out a slow end
+            return True
         return e >= need or (e >= need - 1 and case.get("deduced", False))
 
     def _done_suspects(self, case: dict) -> bool:
@@ -680,6 +711,7 @@ class CasePlanner:
         if fails:
             direct = self._exact_failures(case, marginal_weight=0.0) >= 1
             pair_tid = self._last_exact_failure(case)
+            self._doubt_passing_mates(case, fails, pair_tid)
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
                     and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
                     and self.consistent(fails[0][2], pair_tid)):
@@ -689,13 +721,27 @@ class CasePlanner:
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
+            if (step == "solo" and len(fails) == len(members) == 2 and direct and not case.get("strict")
+                    and self.fault_density() <= 1 / WIDE_ROUND
+                    and self.slow(pair_tid) and all(o == "F" and self.slow(t) for _x, o, t in fails)
+                    and min(self.ratio(t) for _x, _o, t in fails) <= self.ratio(pair_tid) + MAGNITUDE_TOLERANCE):
+                # both ends read slow beside proven-good partners and the slower of them matches the
+                # pair's figure: two measured bottlenecks (a flip never reads slow); a wrong one would
+                # need a second fault on its partner test (a bad partner whose own screen flipped:
+                # p times the share of bad screens, so only where few screens failed)
+                for x, _o, _t in fails:
+                    self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
+                return False
             # both ends failing goes to one confirmation each with new partners: a bad partner
             # or a link on the partner test must not convict the second node
+            # the pair's own failures count for a lone failing end once its mates passed with
+            # proven-good partners (a crash-only node: intermittent or not, see _done_node)
+            extra = int(self._exact_failures(case, marginal_weight=0.0)) if len(fails) == 1 else 0
             for x, o, tid in fails:
                 self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
                               partners=case.get("used", {}).get(str(x), []),
-                              mates=[m for m in members if m != x])
+                              mates=[m for m in members if m != x], **({"extra": extra} if extra else {}))
             return False
         case["solo_ok"] = case.get("solo_ok", 0) + 1
         if len(members) == 3:
@@ -711,6 +757,108 @@ class CasePlanner:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
+
+    def _doubt_passing_mates(self, case: dict, fails: list, pair_tid: int | None) -> None:
+        """A group runs at its slowest member: when the pair read clearly slower (MATE_GAP) than
+        every failing member did with a proven-good partner, none of them explains the pair's
+        figure, so a member that passed its partner test is slow too and that pass was the flip
+        (a flip reads healthy). Such a mate is confirmed with a new partner, the unexplained pair
+        figure counting as its first failure, instead of being cleared by one pass."""
+        r_pair = self.ratio(pair_tid) if self.slow(pair_tid) else None
+        if r_pair is None:
+            return
+        solos = [self.ratio(tid) if self.slow(tid) else None for _x, _o, tid in fails]
+        if any(r is None or r < r_pair + MATE_GAP for r in solos):
+            return  # a failing member (or a crash) can explain the pair's figure
+        failing = {x for x, _o, _t in fails}
+        for m in case["members"]:
+            if m in failing or self.s.status[m] in ("b", "i"):
+                continue
+            self.s.notes.append(f"pair {', '.join(self.s.names[i] for i in case['members'])} read {r_pair:.2f} of the "
+                                f"baseline, below what its failing member read alone; {self.s.names[m]} is confirmed")
+            self.s.status[m] = "s"
+            self.new_case("node", "confirm", member=m, fails=1, passes=1, gap=True,
+                          origin=[t for t in case["origin"] if m in self.s.tests[t][1]],
+                          partners=case.get("used", {}).get(str(m), []), mates=sorted(failing))
+
+    # -- triple: a screen of three (an odd rack) that read slow ---------------------
+    # Round 1 after the screen runs (a, b) and c with a proven-good partner: a slow c is named
+    # (the triple is slow, (a, b) passed together, c is slow beside a good node), a slow (a, b)
+    # becomes a failing pair. Both passing leaves a link (a, c) or (b, c): (a, c) with b beside
+    # a partner, then (b, c). Every end of the named link has passed twice (a partner test or
+    # a passing pair holding it), so a link is named at most 3 rounds after the screen, a node
+    # at most 2 (solo tests of all three first, as before, take 4 rounds for a link).
+    def _plan_triple(self, case: dict) -> list | None:
+        a, b, c = case["members"]
+        step = case["step"]
+        if step == "bc":
+            return [("bc", [b, c], "retest")]
+        if step == "ends":
+            tests = []
+            for i, x in enumerate(case["ends"]):
+                t = self.solo_test(case, x, f"e{i}", "confirm", case.get("used", {}).get(str(x), []) + case["members"])
+                if t is None:
+                    return WAIT
+                tests.append(t)
+            return tests
+        pair, lone = ((a, b), c) if step == "split" else ((a, c), b)
+        t = self.solo_test(case, lone, "lone", "solo" if step == "split" else "confirm",
+                           case.get("used", {}).get(str(lone), []) + case["members"])
+        if t is None:
+            return WAIT
+        return [("pair", list(pair), "pairs"), t]
+
+    def _done_triple(self, case: dict) -> bool:
+        a, b, c = case["members"]
+        step = case["step"]
+        s = self.s
+        if step in ("split", "ac"):
+            (po, ptid), (lo, ltid) = self.result(case, "pair"), self.result(case, "lone")
+            case["origin"] = case["origin"] + [ptid, ltid]
+            pair, lone = ([a, b], c) if step == "split" else ([a, c], b)
+            if lo != "P":
+                if po == "P" and step == "split" and self.slow(ltid) and self.consistent(ltid, case["origin"][0]):
+                    self.convict_node(lone, [t for t in case["origin"] if lone in s.tests[t][1]])
+                else:
+                    self.new_case("node", "confirm", member=lone, fails=1 if lo == "F" else 0, passes=0,
+                                  origin=[t for t in case["origin"] if lone in s.tests[t][1]],
+                                  partners=case.get("used", {}).get(str(lone), []), mates=pair)
+                if po == "P":
+                    self.mark(pair, "g")
+                else:
+                    self.new_case("suspects", "solo", members=pair, origin=case["origin"])
+                return False
+            if po != "P":
+                self.mark([lone], "g")
+                if step == "split":
+                    self.new_case("suspects", "solo", members=pair, origin=case["origin"])
+                    return False
+                # (a, c) slow: a passed in (a, b), c beside one partner; one partner test each
+                case["step"], case["ends"], case["link"] = "ends", [a, c], [a, c]
+                return True
+            case["step"] = "ac" if step == "split" else "bc"
+            return True
+        if step == "bc":
+            o, tid = self.result(case, "bc")
+            case["origin"] = case["origin"] + [tid]
+            if o != "P":  # b: (a, b) and a partner; c: two partners and (a, c): only the link is left
+                self.convict_link(b, c, case["origin"])
+                return False
+            self.mark(case["members"], "g")
+            self.new_case("search", "split", members=list(case["members"]), origin=case["origin"])
+            return False
+        res = [self.result(case, f"e{i}") for i in range(len(case["ends"]))]
+        case["origin"] = case["origin"] + [tid for _o, tid in res]
+        bad = [(x, o) for x, (o, _t) in zip(case["ends"], res) if o != "P"]
+        for x, o in bad:
+            self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=1,
+                          origin=[t for t in case["origin"] if x in s.tests[t][1]],
+                          partners=case.get("used", {}).get(str(x), []), mates=[m for m in case["link"] if m != x])
+        if not bad:
+            self.convict_link(case["link"][0], case["link"][1], case["origin"])
+        else:
+            self.mark([m for m in case["members"] if m not in {x for x, _o in bad}], "g")
+        return False
 
     # -- node: one suspect, tested with new partners until two results agree -----
     def _plan_node(self, case: dict) -> list | None:
@@ -729,6 +877,11 @@ class CasePlanner:
         outcome, tid = self.result(case, "x")
         case["origin"] = case["origin"] + [tid]
         x = case["member"]
+        if case.pop("gap", False) and outcome == "F" and self.slow(tid) and self.explains(x, tid):
+            # the pair's unexplained figure and now a slow reading beside a proven-good partner:
+            # two measured observations against one pass (the flip)
+            self.convict_node(x, case["origin"])
+            return False
         if outcome == "F" and self.explains(x, tid):
             case["fails"] += 1
             if not self.slow(tid):
@@ -741,11 +894,13 @@ class CasePlanner:
             self.slow(t) for t in case["origin"] if x in self.s.tests[t][1])
         if crash_only:
             # crashes only: a job dying is what flips and intermittent faults look like, so a
-            # node is named bad on three crashes and no pass; two and a pass make it intermittent
+            # node is named bad on three crashes and no pass; two and a pass make it intermittent,
+            # and so do three counting the failures of its pair whose mate passed without it
             if f >= 3 and q == 0:
                 self.convict_node(x, case["origin"])
                 return False
-            if f >= 2 and q >= 1:
+            if (f >= 2 or f + case.get("extra", 0) >= 3) and q >= 1:
+                f += case.get("extra", 0)  # reported with the pair failures that count for it
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
         elif (f >= 2 and q == 0) or f >= q + 2:
@@ -893,8 +1048,9 @@ class CasePlanner:
         origin = case["origin"] + [tid]
         data = s.pairs.get(str(tid))
         members = case["members"]
-        if data is None and s.tests[tid][4] is None and not case.get("retried"):
-            case["retried"] = True  # the job died (a flip reads as a crash): once more before the search
+        if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < PAIRWISE_TRIES - 1:
+            # the job died (a flip reads as a crash): again before the search, which costs many n
+            case["retried"] = int(case.get("retried", 0)) + 1
             return True
         if data is None:
             fallback = self.new_case("cross", "giant", members=list(members), origin=case["origin"], no_pairs=True)
@@ -1188,6 +1344,9 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
     flaky_set = set(flaky)
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
-    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
+    # a bad node slow with a partner of its own rack: no rack uplink explains that pair, so the
+    # verdict never folds it into its rack (docs/design/050, observationally equivalent faults)
+    inside = sorted({x for a, b, _v in slow if labelled and dom[a] == dom[b] for x in (a, b) if x in bad_set})
+    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]], "inside": inside,
             "unexplained": len(left), "slow": len(slow),
             "intermittent": [[x, ldeg[x], m - 1] for x in flaky]}

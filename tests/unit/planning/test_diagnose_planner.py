@@ -468,15 +468,29 @@ def test_a_twice_flipped_pair_in_a_wide_round_reruns_itself_before_second_partne
     assert sum(len(g) for r in rounds[1:-1] for g in r.groups) == 10
 
 
-def test_a_slow_link_on_a_screen_pair_of_a_wide_round_is_named_on_two_failures_of_the_pair():
+def test_a_slow_link_on_a_screen_pair_of_a_wide_round_is_named_on_its_slow_screen_and_two_passes_per_end():
     sc = scenario(n=32, rack=8, links=[(4, 5)])
     v, rounds, _ = drive(sc)
     assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0004", "gpu-node-0005")]
     assert not v.bad_nodes
-    # slow measurements, not crashes: two own failures of the pair while both ends pass with others
-    assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["retest"], ["confirm", "confirm"]]
+    # a slow measurement is never a flip (error model): the pair's slow screen is its own evidence,
+    # and each end passes with two different proven-good partners; no re-run of the pair
+    assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["confirm", "confirm"]]
     failed_alone = [e for e in v.bad_links[0]["evidence"] if not e["passed"] and e["size"] == 2]
-    assert len(failed_alone) == 2
+    assert len(failed_alone) == 1 and failed_alone[0]["failure"] == "slow"
+    passed = [e for e in v.bad_links[0]["evidence"] if e["passed"]]
+    assert len(passed) == 4
+
+
+def test_a_link_inside_a_screen_triple_is_named_within_three_rounds_of_the_screen():
+    # an odd rack screens a triple; the link 1-2 is found by (0, 1) + 2 beside a partner, then
+    # (0, 2) + 1 beside a partner, then (1, 2) itself
+    sc = scenario(n=15, rack=15, links=[(1, 2)])
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, max_screen_size=3))
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-0001", "gpu-node-0002")]
+    assert not v.bad_nodes
+    first_fail = next(i for i, r in enumerate(rounds) if "screen" in r.tags)
+    assert len(rounds) - 1 - first_fail <= 3
 
 
 def test_a_confirmation_never_pairs_a_suspect_with_the_mate_it_failed_with():
