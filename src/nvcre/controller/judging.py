@@ -13,6 +13,7 @@ from typing import Any
 
 from nvcre.controller import labels as L
 from nvcre.judge.stages import NONE, Judging, judging_for, scope_of
+from nvcre.objpath import dig
 
 JUDGING_ANNOTATION = L.PREFIX + "judging"
 OUTLIER_FRACTION_ANNOTATION = L.PREFIX + "outlier-fraction"
@@ -22,7 +23,7 @@ REGRESSION_MARGIN_ANNOTATION = L.PREFIX + "regression-margin"
 
 def option(spec: dict, category: dict, name: str) -> Any:
     """A category option after the merge: the category's value, else the spec's."""
-    own = (category.get("options") or {}).get(name)
+    own = dig(category, "options", name)
     return own if own is not None else spec.get(name)
 
 
@@ -55,7 +56,7 @@ def annotate(body: dict, spec: dict, category: dict, judging: Judging, resolved=
     record["nicsPerNode"] = int(getattr(resolved, "mlnx_per_node", 0) or 0)
     if getattr(resolved, "image", None):
         record["image"] = str(resolved.image)[:256]
-    inferred = (getattr(resolved, "extra", None) or {}).get("inferred")
+    inferred = dig(getattr(resolved, "extra", None), "inferred")
     if inferred:
         record["inferred"] = list(inferred)[:8]
     annotations[JUDGING_ANNOTATION] = json.dumps(record, separators=(",", ":"), sort_keys=True)
@@ -67,7 +68,7 @@ def annotate(body: dict, spec: dict, category: dict, judging: Judging, resolved=
     margin = option(spec, category, "regressionMargin")
     if margin is not None:  # the ledger update reads it when the Workflow ends
         annotations[REGRESSION_MARGIN_ANNOTATION] = repr(float(margin))
-    if judging.derived and not (body["spec"].get("validation") or {}).get("performance"):
+    if judging.derived and not dig(body["spec"], "validation", "performance"):
         body["spec"]["validation"] = {"performance": {"enabled": True, "thresholds": {"thresholds": dict(judging.thresholds)}}}
     return body
 
@@ -76,10 +77,10 @@ def judging_of(wf: dict | None) -> dict:
     """The decision recorded on a Workflow (status first, then the annotation); {} when none."""
     if not wf:
         return {}
-    recorded = ((wf.get("status") or {}).get("orchestration") or {}).get("judging")
+    recorded = dig(wf, "status", "orchestration", "judging")
     if recorded:
         return recorded
-    raw = ((wf.get("metadata") or {}).get("annotations") or {}).get(JUDGING_ANNOTATION)
+    raw = dig(wf, "metadata", "annotations", JUDGING_ANNOTATION)
     if not raw:
         return {}
     try:
@@ -97,7 +98,7 @@ def category_fields(wf: dict | None) -> dict:
     out: dict[str, Any] = {"judged": bool(judging.get("judged")), "judging": str(judging.get("message") or "")[:1024]}
     if judging.get("stage"):
         out["stage"] = judging["stage"]
-    outliers = ((wf or {}).get("status") or {}).get("orchestration", {}).get("performanceOutliers") or []
+    outliers = dig(wf, "status", "orchestration", "performanceOutliers") or []
     if outliers:
         out["outliers"] = len(outliers)
     return out

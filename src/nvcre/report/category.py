@@ -325,7 +325,7 @@ def job_blocked_detail(jobs: list[dict]) -> str | None:
 def health_check_problem(jobs: list[dict]) -> str | None:
     """A node health detector that could not be evaluated (NodeHealthMonitorError on a Job)."""
     for job in jobs:
-        c = true_condition((job.get("status") or {}).get("conditions") or [], "NodeHealthMonitorError")
+        c = true_condition(dig(job, "status", "conditions") or [], "NodeHealthMonitorError")
         if c:
             return c.get("message") or c.get("reason") or None
     return None

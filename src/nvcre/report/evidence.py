@@ -12,6 +12,7 @@ import re
 import statistics
 
 from nvcre.report.model import CategoryReport, FailedNode, FailureLog, GroupResult, NodeEvidence
+from nvcre.objpath import dig
 
 # A captured tail that long was cut by characters (the Workflow keeps 512), so its
 # first line is likely a fragment: it is dropped, the rest are whole lines.
@@ -25,8 +26,8 @@ _MEASURED = re.compile(r'Threshold "(?P<key>[^"]+)" violated: measured (?P<value
 
 def threshold_sources(category_options: dict, spec: dict, thresholds: dict) -> dict[str, str]:
     """Where each threshold was set: the category's options, the spec, or the catalog."""
-    own = (category_options or {}).get("thresholds") or {}
-    top = (spec or {}).get("thresholds") or {}
+    own = dig(category_options, "thresholds") or {}
+    top = dig(spec, "thresholds") or {}
     out = {}
     for key in thresholds:
         if key in own:

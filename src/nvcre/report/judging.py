@@ -10,6 +10,7 @@ import json
 from datetime import datetime
 
 from nvcre.report.model import CategoryReport, Outlier, Regression
+from nvcre.objpath import dig
 
 JUDGING_ANNOTATION = "nvcre.nvidia.com/judging"
 
@@ -24,10 +25,10 @@ def _parse(text: str | None) -> datetime | None:
 
 
 def judging_record(wf: dict | None) -> dict:
-    orch = ((wf or {}).get("status") or {}).get("orchestration") or {}
+    orch = dig(wf, "status", "orchestration") or {}
     if orch.get("judging"):
         return orch["judging"]
-    raw = (((wf or {}).get("metadata") or {}).get("annotations") or {}).get(JUDGING_ANNOTATION)
+    raw = dig(wf, "metadata", "annotations", JUDGING_ANNOTATION)
     try:
         value = json.loads(raw) if raw else {}
     except ValueError:
@@ -42,7 +43,7 @@ def job_gpu_hours(job: dict, gpus_per_node: int) -> float | None:
     ends = [_parse(c.get("lastTransitionTime")) for c in st.get("conditions") or []
             if c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"]
     end = next((e for e in ends if e), None)
-    nodes = len((job.get("spec") or {}).get("nodes") or st.get("nodesRan") or [])
+    nodes = len(dig(job, "spec", "nodes") or st.get("nodesRan") or [])
     if start is None or end is None or not nodes or gpus_per_node <= 0:
         return None
     seconds = max(0.0, (end - start).total_seconds()) - float(st.get("blockedSeconds") or 0)
@@ -61,7 +62,7 @@ def add_judging(category: CategoryReport, wf: dict | None, jobs: list[dict], rec
         category.judged = bool(recorded["judged"])
         category.stage = recorded.get("stage")
         category.judging = recorded.get("judging")
-    orch = ((wf or {}).get("status") or {}).get("orchestration") or {}
+    orch = dig(wf, "status", "orchestration") or {}
     category.outliers = [Outlier(**{k: v for k, v in o.items() if k in Outlier.model_fields})
                          for o in orch.get("performanceOutliers") or []]
     category.outlier_check = orch.get("outlierCheck")
