@@ -165,7 +165,7 @@ def check_cel_shape(text: str, shape: CelShape) -> str | None:
     if not isinstance(text, str):
         return None
     counts = (
-        (len(re.findall(CEL_MACRO_PATTERN, text)), shape.macros, "comprehension macros (all, exists, map, filter, ...)"),
+        (len(re.findall(CEL_MACRO_PATTERN, text)), shape.macros, _macros(shape.macros)),
         (len(re.findall(_CEL_OPENING, text)), shape.brackets, "opening brackets"),
         (text.count(","), shape.commas, "commas"),
     )
@@ -185,10 +185,14 @@ def cel_shape_rules(shape: CelShape) -> list[dict[str, str]]:
         }
 
     return [
-        rule(CEL_MACRO_PATTERN, shape.macros, "comprehension macros (all, exists, map, filter, ...)"),
+        rule(CEL_MACRO_PATTERN, shape.macros, _macros(shape.macros)),
         rule(_CEL_OPENING, shape.brackets, "opening brackets"),
         rule(",", shape.commas, "commas"),
     ]
+
+
+def _macros(limit: int) -> str:
+    return ("comprehension macro" if limit == 1 else "comprehension macros") + " (all, exists, map, filter, ...)"
 
 
 def cel_expression(max_length: int, shape: CelShape):
