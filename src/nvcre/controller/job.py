@@ -111,6 +111,8 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
     job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
     if job is None or job["metadata"].get("deletionTimestamp"):
         ctx.forget(dig(job, "metadata", "uid"), namespace, name)
+        if job is None:  # deleted while a watch was away (a relist sends no DELETED)
+            ctx.cache.drop("Job", namespace, name)
         return None
     ctx.cache.put(job)
     status = job.get("status") or {}

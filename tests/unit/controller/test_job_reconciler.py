@@ -212,3 +212,15 @@ def test_a_crash_between_the_verdict_and_the_freeze_is_repaired_before_cleanup(w
     assert bm["status"]["phase"] == "Complete" and bm["status"]["results"], bm.get("status")
     assert c.is_true(bm["status"]["conditions"], "Complete")
     assert ("batch/v1/Job", "ns", f"{job}-workload-launcher") not in kube.objects  # and then the cleanup
+
+
+def test_an_object_deleted_while_the_watch_was_away_leaves_the_cache(world):
+    """kopf's relist after 410 sends no DELETED: the reconciler that finds it gone drops it."""
+    kube, ctx, clock, job, nodes = world
+    ghost = {"apiVersion": API, "kind": "Job", "metadata": {"name": "ghost", "namespace": "ns", "uid": "u-ghost"},
+             "spec": {}, "status": {}}
+    ctx.cache.put(ghost)
+    assert ctx.cache.get("Job", "ns", "ghost") is not None
+    assert reconcile_job(ctx, "ns", "ghost") is None
+    assert ctx.cache.get("Job", "ns", "ghost") is None
+    assert all(o["metadata"]["name"] != "ghost" for o in ctx.cache.of_kind("Job"))
