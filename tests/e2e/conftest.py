@@ -124,7 +124,8 @@ class ControllerProcess:
         self.starts = 0
         self.args: list[str] = []
 
-    def start(self, *extra: str) -> ControllerProcess:
+    def start(self, *extra: str, env: dict[str, str] | None = None) -> ControllerProcess:
+        """Start (again) with ``extra`` flags (kept for later starts); ``env`` only for this start."""
         self.args = list(extra) or self.args
         log = open(self.log_dir / f"controller-{self.starts}.log", "wb")
         self.starts += 1
@@ -137,7 +138,7 @@ class ControllerProcess:
             "--waiting-for-nodes-seconds", "20",
             *self.args,
         ]
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         log.close()
         self._wait_metrics()
         return self

@@ -33,6 +33,7 @@ from nvcre.api.common import (
 from nvcre.api.kinds import AGE, FAILED_NODES, RUN_PHASE, CrdInfo, KubeObject, PrinterColumn
 from nvcre.api.measurement import BandwidthMeasurementConfig, GoodputMeasurementConfig
 from nvcre.api.options import Thresholds, WorkloadMetadata, check_thresholds
+from nvcre.api.rules import DETECTOR_SHAPE, cel_expression
 from nvcre.health.detectors import check_detector_expression
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -65,7 +66,7 @@ class WorkloadSpec(ApiModel):
 class CelHealthCheck(ApiModel):
     """A CEL expression over ``node`` (a full Node object); true means unhealthy."""
 
-    expression: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+    expression: cel_expression(2048, DETECTOR_SHAPE)
 
     @model_validator(mode="after")
     def _compiles(self) -> "CelHealthCheck":

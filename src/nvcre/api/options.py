@@ -37,7 +37,7 @@ from nvcre.api.rules import (
     check_env_name,
 )
 from nvcre.measure.thresholds import THRESHOLD_KEYS, check_threshold
-from nvcre.api.rules import MIRROR_PATTERN
+from nvcre.api.rules import MIRROR_PATTERN, THRESHOLD_SHAPE, cel_expression
 
 TestScale = Literal["intra-node", "intra-rack", "full-scale", "diagnose"]
 Stage = Literal["bring-up", "burn-in", "preproduction", "production"]
@@ -61,7 +61,7 @@ RESERVED_LABEL_PREFIX = "nvcre.nvidia.com/"
 _THRESHOLD_KEY_LIST = ", ".join(f"'{k}'" for k in THRESHOLD_KEYS)
 
 Thresholds = Annotated[
-    dict[str, Annotated[str, StringConstraints(min_length=1, max_length=1024)]],
+    dict[str, cel_expression(1024, THRESHOLD_SHAPE)],
     Field(
         max_length=16,
         json_schema_extra={
@@ -74,8 +74,9 @@ Thresholds = Annotated[
         },
     ),
 ]
-"""Metric key -> CEL expression over ``value``. The API server checks the keys; the
-expressions are compiled by :func:`check_thresholds` (the API server cannot)."""
+"""Metric key -> CEL expression over ``value``. The API server checks the keys and each
+expression's shape (``nvcre.api.rules.THRESHOLD_SHAPE``); the expressions are compiled
+and their cost estimated by :func:`check_thresholds` (the API server cannot)."""
 
 
 def check_thresholds(thresholds: dict[str, str] | None, path: str = "thresholds") -> None:

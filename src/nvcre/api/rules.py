@@ -11,6 +11,7 @@ sides refuse the same inputs.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
 
@@ -130,3 +131,82 @@ MIRROR_PATTERN = (
     r"^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*(:[0-9]{1,5})?"
     r"(/[a-z0-9]+([._-][a-z0-9]+)*)*$"
 )
+
+
+# --- CEL expressions users write (thresholds, node-health detectors) -------------------------
+# The controller's cost estimator (nvcre.measure.celcost) cannot run in the API server, so the
+# CRD bounds the *shape* of an expression instead: how many comprehension macros (each one
+# multiplies the work of what it encloses), opening brackets (nesting) and commas (literal
+# list sizes) it may hold. The pathological class (nested comprehensions over literal lists,
+# 60 nested parentheses) is refused at admission; the estimator still judges what passes.
+# (short on purpose: the API server's estimate charges findAll by the pattern's length, and a
+# Certification's 16 thresholds per category share one budget; exists\w* covers exists_one
+# and existsOne, transform\w* the two-variable comprehensions)
+CEL_MACRO_PATTERN = r"\.\s*(all|exists\w*|map|filter|transform\w*)\s*\("
+_CEL_OPENING = r"[(\[{]"
+
+
+@dataclass(frozen=True)
+class CelShape:
+    """Upper bounds on the shape of one user CEL expression (see CEL_MACRO_PATTERN)."""
+
+    what: str
+    macros: int
+    brackets: int
+    commas: int
+
+
+THRESHOLD_SHAPE = CelShape("a threshold", macros=1, brackets=32, commas=64)
+DETECTOR_SHAPE = CelShape("a health detector", macros=2, brackets=64, commas=64)
+
+
+def check_cel_shape(text: str, shape: CelShape) -> str | None:
+    """Why ``text`` is refused by the shape bounds (the API server's rule, in Python), or None."""
+    if not isinstance(text, str):
+        return None
+    counts = (
+        (len(re.findall(CEL_MACRO_PATTERN, text)), shape.macros, _macros(shape.macros)),
+        (len(re.findall(_CEL_OPENING, text)), shape.brackets, "opening brackets"),
+        (text.count(","), shape.commas, "commas"),
+    )
+    for found, limit, what in counts:
+        if found > limit:
+            return f"CEL expression refused: {shape.what} may hold at most {limit} {what}, this one has {found}"
+    return None
+
+
+def cel_shape_rules(shape: CelShape) -> list[dict[str, str]]:
+    """The same bounds as CRD rules (Kubernetes CEL: ``findAll`` is RE2, as in Python)."""
+    def rule(pattern: str, limit: int, what: str) -> dict[str, str]:
+        literal = pattern.replace("\\", "\\\\")  # a CEL string literal: backslashes doubled
+        return {
+            "rule": f"self.findAll('{literal}').size() <= {limit}",
+            "message": f"CEL expression refused: {shape.what} may hold at most {limit} {what}",
+        }
+
+    return [
+        rule(CEL_MACRO_PATTERN, shape.macros, _macros(shape.macros)),
+        rule(_CEL_OPENING, shape.brackets, "opening brackets"),
+        rule(",", shape.commas, "commas"),
+    ]
+
+
+def _macros(limit: int) -> str:
+    return ("comprehension macro" if limit == 1 else "comprehension macros") + " (all, exists, map, filter, ...)"
+
+
+def cel_expression(max_length: int, shape: CelShape):
+    """A user CEL expression string: length bound, shape bounds in Python and in the CRD."""
+    return Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=max_length),
+        AfterValidator(partial(_check_shape, shape)),
+        Field(json_schema_extra={"x-kubernetes-validations": cel_shape_rules(shape)}),
+    ]
+
+
+def _check_shape(shape: CelShape, text: str) -> str:
+    problem = check_cel_shape(text, shape)
+    if problem is not None:
+        raise ValueError(problem)
+    return text

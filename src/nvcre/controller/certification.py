@@ -32,6 +32,8 @@ MAX_CERT_FAILED_NODES = 2048  # names + reasons only; messages stay on the Workf
 def reconcile_certification(ctx: Context, namespace: str, name: str) -> float | None:
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", name, namespace)
     if cert is None or cert["metadata"].get("deletionTimestamp"):
+        if cert is None:  # deleted while a watch was away (a relist sends no DELETED)
+            ctx.cache.drop("Certification", namespace, name)
         return None
     ctx.cache.put(cert)
     st = cert.get("status") or {}

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcre.controller import testhooks
 from nvcre.controller.cache import WatchCache
 from nvcre.controller.events import EventSink
 from nvcre.controller.logs import log_transition
@@ -137,7 +138,8 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
 
     def apply(fresh: dict) -> bool:
         before["conditions"] = copy.deepcopy(dig(fresh, "status", "conditions") or [])
-        return mutate(fresh)
+        before["changed"] = mutate(fresh)
+        return before["changed"]
 
     meta = obj["metadata"]
     written = ctx.kube.update_status(
@@ -147,6 +149,8 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
         written.setdefault("apiVersion", obj["apiVersion"])
         written.setdefault("kind", obj["kind"])
         after = dig(written, "status", "conditions") or []
+        if before.get("changed"):
+            testhooks.after_status_write(obj["kind"], before.get("conditions") or [], after, meta["name"])
         ctx.events.emit_transitions(written, before.get("conditions"), after)
         log_transition(written, before.get("conditions"), after)
         ctx.cache.put(written)

@@ -111,6 +111,8 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
     job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
     if job is None or job["metadata"].get("deletionTimestamp"):
         ctx.forget(dig(job, "metadata", "uid"), namespace, name)
+        if job is None:  # deleted while a watch was away (a relist sends no DELETED)
+            ctx.cache.drop("Job", namespace, name)
         return None
     ctx.cache.put(job)
     status = job.get("status") or {}
@@ -124,6 +126,7 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
         ctx.forget(job["metadata"].get("uid"), namespace, name)
         if _awaiting_verdict(job):
             return _judge_late(ctx, job, desired)
+        _freeze_unfinished(ctx, job)
         _cleanup(ctx, job, desired)
         return None
 
@@ -462,6 +465,23 @@ def _finish_measurements(ctx: Context, job: dict, reading: Reading | None, outco
         existing.setdefault("apiVersion", NVCRE_API_VERSION)
         existing.setdefault("kind", kind)
         write_status(ctx, existing, lambda o: complete_status(o["status"], reason, message, ctx.now_text(), reading if ok else None))
+
+
+def _freeze_unfinished(ctx: Context, job: dict) -> None:
+    """A crash came between the Job's terminal write and freezing its measurements: freeze
+    them now from the final read (the logs are still there: the workload goes only after)."""
+    namespace = job["metadata"].get("namespace", "")
+    unfinished = False
+    for mobj in measurement_objects(job):
+        kind, name = mobj["kind"], mobj["metadata"]["name"]
+        seen = ctx.cache.get(kind, namespace, name) or ctx.kube.get(NVCRE_API_VERSION, kind, name, namespace)
+        if seen is not None and not c.is_true(dig(seen, "status", "conditions"), "Complete"):
+            unfinished = True
+    if not unfinished:
+        return
+    reading = _final_reading(ctx, job, job_pods(ctx, namespace, job["metadata"]["name"]))
+    outcome = c.SUCCEEDED if c.is_true(dig(job, "status", "conditions"), c.SUCCEEDED) else c.FAILED
+    _finish_measurements(ctx, job, reading, outcome)
 
 
 def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None = None) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from nvcre.controller import testhooks
 from nvcre.controller.cache import WatchCache
 from nvcre.controller.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
@@ -66,6 +67,7 @@ def serve(
     settings: Settings | None = None,
     stop_flag: threading.Event | None = None,
 ) -> None:
+    testhooks.install()  # e2e fault hooks: inert unless their variable is set
     controller = build(kubeconfig, settings)
     installed = install_default_log_profiles(controller.ctx.kube)
     if installed:

@@ -39,6 +39,8 @@ def _make(kind: str):
     def reconcile(ctx: Context, namespace: str, name: str) -> float | None:
         m = ctx.kube.get(NVCRE_API_VERSION, kind, name, namespace)
         if m is None or m["metadata"].get("deletionTimestamp"):
+            if m is None:  # deleted while a watch was away (a relist sends no DELETED)
+                ctx.cache.drop(kind, namespace, name)
             return None
         m.setdefault("apiVersion", NVCRE_API_VERSION)
         m.setdefault("kind", kind)

@@ -44,6 +44,8 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
     wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", name, namespace)
     if wf is None or wf["metadata"].get("deletionTimestamp"):
         ctx.forget(dig(wf, "metadata", "uid"))
+        if wf is None:  # deleted while a watch was away (a relist sends no DELETED)
+            ctx.cache.drop("Workflow", namespace, name)
         return None
     ctx.cache.put(wf)
     status = wf.get("status") or {}

@@ -22,6 +22,8 @@ from nvcre.objpath import dig
 def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | None:
     run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", name, namespace)
     if run is None or run["metadata"].get("deletionTimestamp"):
+        if run is None:  # deleted while a watch was away (a relist sends no DELETED)
+            ctx.cache.drop("WorkloadRun", namespace, name)
         return None
     ctx.cache.put(run)
     st = run.get("status") or {}

@@ -84,8 +84,9 @@ class Reflector:
                 version = self._watch(version)
                 delay = BACKOFF_START_S
             except ApiError as err:
-                if err.gone:
-                    version = None  # compacted: relist at once
+                if err.gone:  # compacted (or the API server's watch cache restarted): relist at once
+                    log.info("%s watch expired (410 Gone at resourceVersion %s); relisting", self.spec.kind, version)
+                    version = None
                     continue
                 if err.not_found:  # the kind is not served (yet): look again later
                     version = None

@@ -5,8 +5,10 @@
 Each case is (kind, name, path in the object, hostile value, expected field, where).
 The written file carries the header convention of tests/data/malformed: ``# expect:``
 names the field the refusal must name, ``# server: no`` marks a case the API server's
-schema cannot catch (the CLI and the controller refuse it: CEL cost, RE2 details, a
-duplicate YAML key, identical duplicate categories), ``# why:`` says what it attacks.
+schema cannot catch (the CLI and the controller refuse it: a detector that does not
+compile, a duplicate YAML key, identical duplicate categories, ConfigMap keys),
+``# why:`` says what it attacks. CEL cost is refused by both: the API server by the
+expression's shape (``nvcre.api.rules.CelShape``), the CLI by that and the estimator.
 ``tests/unit/api/test_hostile_manifests.py`` checks the CLI refuses every file naming
 the field, ``tests/integration/test_hostile_manifests.py`` the API server.
 """
@@ -50,6 +52,21 @@ BASES = {"cert": CERT, "run": RUN, "job": JOB, "wf": WORKFLOW, "lp": LOGPROFILE}
 
 NESTED_CEL = ("[1,2,3,4,5,6,7,8,9,10].map(a,[1,2,3,4,5,6,7,8,9,10].map(b,[1,2,3,4,5,6,7,8,9,10].map(c,"
               "[1,2,3,4,5,6,7,8,9,10].map(d,[1,2,3,4,5,6,7,8,9,10].map(f,a+b+c+d+f))))).size() > 0")
+# The same class, written so a naive count would miss it, or built from what a Node holds.
+SPACED_MACROS = "[1,2,3].map (a, [1,2,3] .\n map(b, [1,2,3]. map(c, a+b+c))).size() > 0"
+DEEP_PARENS = "(" * 60 + "value" + ")" * 60 + " > 1"
+LONG_LITERAL = "[" + ",".join(str(i) for i in range(100)) + "].exists(x, value >= x)"
+TWO_MACROS = "[1,2].exists(a, value > a) && [3,4].all(b, value < b * 1000)"
+NESTED_NODE = ("node.status.conditions.exists(a, node.status.conditions.exists(b, "
+               "node.status.conditions.exists(c, a.type == b.type && b.type == c.type && c.status == 'False')))")
+
+
+def _map_value(field: str) -> str:
+    """The API server names a map value as ``map[key]``, not ``map.key``."""
+    parent, key = field.rsplit(".", 1)
+    return f"{parent}[{key}]"
+
+
 RESERVED_ENV = ["LD_PRELOAD", "PATH", "LD_LIBRARY_PATH", "OMPI_MCA_orte_default_hostfile", "PET_MASTER_ADDR",
                 "PMIX_SERVER_URI", "NVCRE_TOKEN", "MASTER_ADDR", "BASH_ENV", "HOME"]
 BAD_DURATIONS = ["0s", "99999999999999999999h", "721h", "-5s", "1d", "5", "1h 30m", "0ms"]
@@ -90,11 +107,15 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
     for size in ["10Zi", "ten", "-1Gi", "1e3Gi"]:
         add("cert", f"storage-size-{size}", opt + ("storageSize",), size, "spec.categories[0].options.storageSize",
             why="storage size pattern")
-    add("cert", "threshold-nested-cel", opt + ("thresholds",), {"busBandwidthGBps": NESTED_CEL},
-        "spec.categories[0].options.thresholds.busBandwidthGBps", server=False,
-        why="a CEL threshold whose estimated cost is over the limit (seconds to evaluate)")
-    add("cert", "threshold-deep-parens", opt + ("thresholds",), {"busBandwidthGBps": "(" * 60 + "value" + ")" * 60 + " > 1"},
-        "spec.categories[0].options.thresholds.busBandwidthGBps", server=False, why="nesting depth")
+    cert_thr = "spec.categories[0].options.thresholds.busBandwidthGBps"
+    add("cert", "threshold-nested-cel", opt + ("thresholds",), {"busBandwidthGBps": NESTED_CEL}, cert_thr,
+        server=_map_value(cert_thr), why="a CEL threshold whose estimated cost is over the limit (seconds to evaluate)")
+    add("cert", "threshold-deep-parens", opt + ("thresholds",), {"busBandwidthGBps": DEEP_PARENS}, cert_thr,
+        server=_map_value(cert_thr), why="nesting depth (opening brackets)")
+    add("cert", "threshold-spaced-macros", opt + ("thresholds",), {"busBandwidthGBps": SPACED_MACROS}, cert_thr,
+        server=_map_value(cert_thr), why="nested comprehensions written with spaces and newlines around the dot")
+    add("cert", "threshold-long-literal", opt + ("thresholds",), {"busBandwidthGBps": LONG_LITERAL}, cert_thr,
+        server=_map_value(cert_thr), why="a literal list too long for a comprehension to walk cheaply (commas)")
     add("cert", "threshold-unknown-key", opt + ("thresholds",), {"bogus": "value > 1"},
         "spec.categories[0].options.thresholds", why="unknown threshold key")
     add("cert", "duplicate-category", ("spec", "categories"), CERT["spec"]["categories"] * 2,
@@ -131,18 +152,26 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
     add("run", "checkpoint-storage-class", ("spec", "checkpoint"), {"storageSize": "1Ti", "storageClassName": "Bad!"},
         "spec.checkpoint.storageClassName", why="storage class pattern")
     add("run", "threshold-nested-cel", ("spec", "thresholds"), {"busBandwidthGBps": NESTED_CEL},
-        "spec.thresholds.busBandwidthGBps", server=False, why="CEL cost")
+        "spec.thresholds.busBandwidthGBps", server=_map_value("spec.thresholds.busBandwidthGBps"), why="CEL cost")
 
     # Job.
     for d in BAD_DURATIONS[:5]:
         add("job", f"timeout-{d}", ("spec", "timeoutPerJob"), d, "spec.timeoutPerJob", why="duration bounds")
     add("job", "measurement-timeout-0s", ("spec", "measurementTimeout"), "0s", "spec.measurementTimeout", why="bounds")
     add("job", "health-nested-cel", ("spec", "nodeHealthMonitor"), {"cel": {"expression": NESTED_CEL}},
-        "spec.nodeHealthMonitor.cel.expression", server=False, why="a node-health detector over the cost limit")
+        "spec.nodeHealthMonitor.cel.expression", why="a node-health detector over the cost limit")
+    add("job", "health-nested-node-lists", ("spec", "nodeHealthMonitor"), {"cel": {"expression": NESTED_NODE}},
+        "spec.nodeHealthMonitor.cel.expression", why="three comprehensions nested over a Node's lists")
+    add("job", "health-deep-parens", ("spec", "nodeHealthMonitor"),
+        {"cel": {"expression": "(" * 70 + "node.spec.unschedulable" + ")" * 70}},
+        "spec.nodeHealthMonitor.cel.expression", why="nesting depth (opening brackets)")
     add("job", "health-bad-cel", ("spec", "nodeHealthMonitor"), {"cel": {"expression": "node.spec.("}},
         "spec.nodeHealthMonitor.cel.expression", server=False, why="a detector that does not compile")
     add("job", "threshold-nested-cel", ("spec", "thresholds"), {"busBandwidthGBps": NESTED_CEL},
-        "spec.thresholds.busBandwidthGBps", server=False, why="CEL cost")
+        "spec.thresholds.busBandwidthGBps", server=_map_value("spec.thresholds.busBandwidthGBps"), why="CEL cost")
+    add("job", "threshold-two-macros", ("spec", "thresholds"), {"busBandwidthGBps": TWO_MACROS},
+        "spec.thresholds.busBandwidthGBps", server=_map_value("spec.thresholds.busBandwidthGBps"),
+        why="a threshold over one number needs at most one comprehension")
     add("job", "stall-multiplier-str", ("spec", "stallMultiplier"), "3", "spec.stallMultiplier", why="type")
     add("job", "grace-zero", ("spec", "schedulingStallGraceSeconds"), 0, "spec.schedulingStallGraceSeconds",
         why="bounds")
@@ -168,11 +197,11 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
     add("wf", "job-timeout-huge", ("spec", "jobTemplate", "spec", "timeoutPerJob"), "99999999999999999999h",
         "spec.jobTemplate.spec.timeoutPerJob", why="duration bounds")
     add("wf", "job-health-nested-cel", ("spec", "jobTemplate", "spec", "nodeHealthMonitor"),
-        {"cel": {"expression": NESTED_CEL}}, "spec.jobTemplate.spec.nodeHealthMonitor.cel.expression", server=False,
+        {"cel": {"expression": NESTED_CEL}}, "spec.jobTemplate.spec.nodeHealthMonitor.cel.expression",
         why="CEL cost")
     add("wf", "job-threshold-nested-cel", ("spec", "jobTemplate", "spec", "thresholds"),
-        {"busBandwidthGBps": NESTED_CEL}, "spec.jobTemplate.spec.thresholds.busBandwidthGBps", server=False,
-        why="CEL cost")
+        {"busBandwidthGBps": NESTED_CEL}, "spec.jobTemplate.spec.thresholds.busBandwidthGBps",
+        server=_map_value("spec.jobTemplate.spec.thresholds.busBandwidthGBps"), why="CEL cost")
     add("wf", "nodes-per-job-zero", ("spec", "orchestration", "nodesPerJob"), 0, "spec.orchestration.nodesPerJob",
         why="bounds")
 

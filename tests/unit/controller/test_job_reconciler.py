@@ -186,3 +186,41 @@ def test_a_terminal_job_forgets_its_memos(world):
     reconcile_job(ctx, "ns", job)
     assert c.is_terminal(_job(kube, job)["status"]["conditions"])
     assert ctx.memos.stall_checked.get(uid) is None and ("ns", job) not in ctx.placements
+
+
+def test_a_crash_between_the_verdict_and_the_freeze_is_repaired_before_cleanup(world, fixtures_dir):
+    """Killed right after the terminal write: on restart the terminal Job freezes its
+    measurement from the logs (still there) before it deletes the workload."""
+    kube, ctx, clock, job, nodes = world
+    launcher = f"{job}-l"
+    kube.logs[launcher] = (fixtures_dir / "nccl" / "gcp-a3mega-h100-allreduce-2node-16gpu.txt").read_text()
+    ctx.cache.put(_pod(job, launcher, "launcher", node=nodes[0], phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "launcher", {"succeeded": 1, "conditions": [
+        {"type": "Complete", "status": "True", "lastTransitionTime": FAILED_AT}]})
+    workload = dict(_batch(kube, ctx, job, "launcher"))
+    reconcile_job(ctx, "ns", job)
+    assert c.is_true(_job(kube, job)["status"]["conditions"], c.SUCCEEDED)
+    bm = next(o for (k, _, _), o in kube.objects.items() if k == f"{API}/BandwidthMeasurement")
+    assert bm["status"]["phase"] == "Complete" and bm["status"]["results"]
+    # the crash: the verdict is stored, the freeze and the cleanup never happened
+    bm.pop("status")
+    kube.objects[("batch/v1/Job", "ns", f"{job}-workload-launcher")] = workload
+    ctx.cache.put(dict(bm, apiVersion=API, kind="BandwidthMeasurement"))
+    reconcile_job(ctx, "ns", job)
+    bm = kube.get(API, "BandwidthMeasurement", bm["metadata"]["name"], "ns")
+    assert bm["status"]["phase"] == "Complete" and bm["status"]["results"], bm.get("status")
+    assert c.is_true(bm["status"]["conditions"], "Complete")
+    assert ("batch/v1/Job", "ns", f"{job}-workload-launcher") not in kube.objects  # and then the cleanup
+
+
+def test_an_object_deleted_while_the_watch_was_away_leaves_the_cache(world):
+    """kopf's relist after 410 sends no DELETED: the reconciler that finds it gone drops it."""
+    kube, ctx, clock, job, nodes = world
+    ghost = {"apiVersion": API, "kind": "Job", "metadata": {"name": "ghost", "namespace": "ns", "uid": "u-ghost"},
+             "spec": {}, "status": {}}
+    ctx.cache.put(ghost)
+    assert ctx.cache.get("Job", "ns", "ghost") is not None
+    assert reconcile_job(ctx, "ns", "ghost") is None
+    assert ctx.cache.get("Job", "ns", "ghost") is None
+    assert all(o["metadata"]["name"] != "ghost" for o in ctx.cache.of_kind("Job"))
