@@ -281,6 +281,11 @@ def render_certification(
                                      namespace=namespace, workload_registry=workload_registry,
                                      discovered=discovered, sources=sources)
 
+    _render_or_dry_run(render, dry_run=dry_run, output=output, kubeconfig=kubeconfig, context=context)
+
+
+def _render_or_dry_run(render, *, dry_run: bool, output: str, kubeconfig: str | None, context: str | None) -> None:
+    """Print what ``render`` builds, or (``--dry-run``) render from the live nodes and let the API server judge it."""
     if dry_run:
         _check_output(output)
         _dry_run(kubeconfig, context, render, output)
@@ -328,12 +333,7 @@ def render_workloadrun(
         return workloadrun_objects(file, platform=platform, gpu_arch=gpu_arch, nodes=nodes, adapter=adapter,
                                    namespace=namespace, discovered=discovered, sources=sources)
 
-    if dry_run:
-        _check_output(output)
-        _dry_run(kubeconfig, context, render, output)
-        return
-    objects, comments = render()
-    _emit(objects, comments, output)
+    _render_or_dry_run(render, dry_run=dry_run, output=output, kubeconfig=kubeconfig, context=context)
 
 
 def workloadrun_objects(file: str, *, platform: str | None, gpu_arch: str | None, nodes: int | None, adapter: str,
