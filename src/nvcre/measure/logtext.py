@@ -52,14 +52,22 @@ def parse_timestamp(text: str | None) -> datetime | None:
     year, month, day, hour, minute, second, frac, zone = match.groups()
     micros = int((frac or "0")[:6].ljust(6, "0"))
     tz = timezone.utc
-    if zone and zone != "Z":
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
     try:
-        return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, tzinfo=tz)
-    except ValueError:
+        if zone and zone != "Z":
+            sign = -1 if zone[0] == "-" else 1
+            digits = zone[1:].replace(":", "")
+            hours, minutes = int(digits[:2]), int(digits[2:4])
+            if minutes > 59:
+                return None
+            # timezone() refuses offsets of a day or more (ValueError below).
+            tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
+        stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, tzinfo=tz)
+        # A stamp at the calendar's edge with an offset cannot be shown in UTC (year 0 or
+        # 10000): not a time a log line can carry, so it is no stamp at all.
+        stamp.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
         return None
+    return stamp
 
 
 def format_timestamp(value: datetime | None) -> str | None:

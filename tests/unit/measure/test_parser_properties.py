@@ -25,6 +25,7 @@ from nvcre.errors import ManifestError, UserError
 from nvcre.measure.dcgm import dcgm_failure_reason, dcgm_failures, parse_dcgm
 from nvcre.measure.failures import failure_excerpt, log_tail
 from nvcre.measure.logprofile import default_log_profiles, load_log_profile
+from nvcre.measure.logtext import format_timestamp, parse_timestamp
 from nvcre.measure.nccl import bandwidth_summary, nccl_failure_reason, parse_bandwidth_log, parse_nccl_log
 from nvcre.measure.training import measure_training_log, parse_training_log
 
@@ -45,7 +46,8 @@ PROPERTY = settings(max_examples=80, deadline=None, derandomize=True,
 HOSTILE_TOKENS = [
     "1e999", "-1e999", "nan", "inf", "-inf", "-1", "-0", "0x10", "9" * 5000, "1" * 40 + ".5", "", " ", "|", "||",
     "#", "{", "}", "[", "]", "N/A", "\x00", "\ufffd", "é", "1,5", "1.2.3", "+", "--", "Rank", "GPU", ":",
-    "Fail", "Pass", "Error:", "NCCL WARN", "2026-13-45T99:99:99Z", "null", "true", '"', "'", "\\", "%s",
+    "Fail", "Pass", "Error:", "NCCL WARN", "2026-13-45T99:99:99Z", "2026-01-01T00:00:00+99:99",
+    "2026-01-01T00:00:00+24:00", "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+01:00", "null", "true", '"', "'", "\\", "%s",
 ]
 
 
@@ -232,3 +234,24 @@ def test_python_only_regexes_are_refused_by_the_api_model_too(pattern):
     with pytest.raises(ManifestError) as err:
         parse_object(obj)
     assert err.value.field.endswith(".regex")
+
+
+@PROPERTY
+@given(st.from_regex(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:?[0-9]{2})?\Z"))
+def test_a_timestamp_is_a_utc_time_or_none(text):
+    """Any stamp of the right shape, including out-of-range dates and zone offsets of a day
+    or more, parses to a time that converts to UTC, or to None: never an exception."""
+    stamp = parse_timestamp(text)
+    if stamp is not None:
+        assert format_timestamp(stamp).endswith("Z")
+
+
+def test_one_garbled_zone_does_not_cost_the_goodput_of_its_log():
+    """A training line whose zone offset is out of range is skipped like any garbled stamp;
+    the other lines still measure (it used to raise and drop the whole measurement)."""
+    profile = next(p for p in PROFILES if p["metadata"]["name"] == "nemo")
+    sample = _read(FIXTURES / "training" / "nvcre-nemo2-goodput-worker0.txt")
+    good = parse_training_log(sample, profile)
+    assert good.steps, "the sample must measure something for the comparison to mean anything"
+    spoiled = parse_training_log("2026-02-05T16:03:53+99:99 hello\n" + sample, profile)
+    assert spoiled == good
