@@ -5,7 +5,7 @@ runs as the chart's ServiceAccount. A tenant who may create nvcre objects but no
 Secrets tries every escalation path (privileged hostPID pod with hostPath /, a Secret, a
 ClusterRoleBinding, WorkloadRuns with hostPath / or a privileged init container or a Secret
 in the environment, a Certification that swaps the image of a host-access category or asks
-for rdmaDeviceAccess hostPath): each is refused at admission with a message naming what and
+for rdmaDeviceAccess hostPath, a Workflow bound to another run by label or owner): each is refused at admission with a message naming what and
 the verb. The same tenant's catalog Certification (MPI nccl-all-reduce) runs to Succeeded,
 with the SSH key only in a Secret the controller created, owned by the Job. Holding the verb
 admits the object; an admin's Job with a cluster-scoped object is failed by the controller
@@ -134,7 +134,19 @@ def test_tenant_escalations_are_refused_and_a_catalog_run_passes(
                  "diagnostics/dcgm-level4", "verb privileged on certifications.nvcre.nvidia.com")
         _refused(tenant, e2e.certification("rdma-host", namespace, [{"domain": "communication", "variant": "nccl-loopback"}],
                                            rdmaDeviceAccess="hostPath"), "rdmaDeviceAccess hostPath")
-        for kind, name in (("Job", "root"), ("Job", "secret"), ("Job", "crb"), ("WorkloadRun", "hostroot")):
+        # a Workflow of the tenant's own bound to another run (label or owner) would re-run what
+        # that run was admitted with, on nodes the tenant picks
+        for bound in ({"labels": {"nvcre.nvidia.com/certification": "catalog"}},
+                      {"labels": {"nvcre.nvidia.com/workload-run": "someone-elses"}},
+                      {"ownerReferences": [{"apiVersion": NVCRE_API_VERSION, "kind": "Workflow", "name": "catalog-x",
+                                            "uid": "00000000-0000-0000-0000-000000000000", "controller": True}]}):
+            _refused(tenant, {"apiVersion": NVCRE_API_VERSION, "kind": "Workflow",
+                              "metadata": {"name": "rerun", "namespace": namespace, **bound},
+                              "spec": {"jobTemplate": {"spec": {"workload": {"native": {"jobs": []}}, "timeoutPerJob": "1h"}},
+                                       "orchestration": {"execution": {"maxConcurrent": 0, "timeoutPerJob": "1h"},
+                                                         "iterations": 1}}},
+                     "a Workflow bound to another run", "verb escalate on workflows.nvcre.nvidia.com")
+        for kind, name in (("Job", "root"), ("Job", "secret"), ("Job", "crb"), ("WorkloadRun", "hostroot"), ("Workflow", "rerun")):
             assert kube.get(NVCRE_API_VERSION, kind, name, namespace) is None
         assert kube.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "pwn") is None
 

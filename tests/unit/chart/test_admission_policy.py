@@ -197,10 +197,19 @@ def test_certification_knobs_that_give_host_access():
         assert admitted("certifications", cert, grants={"privileged"})
 
 
-def test_a_workflow_bound_to_someone_elses_workloadrun_needs_escalate():
-    owned = {"metadata": {"name": "w", "ownerReferences": [{"kind": "WorkloadRun", "name": "r", "uid": "u"}]}, "spec": {}}
-    labelled = {"metadata": {"name": "w", "labels": {"nvcre.nvidia.com/workload-run": "r"}}, "spec": {}}
-    for wf in (owned, labelled):
+@pytest.mark.parametrize("kind", ["WorkloadRun", "Certification", "Workflow"])
+def test_a_workflow_bound_to_someone_elses_run_needs_escalate(kind):
+    """The controller takes a Workflow's workload from the run it is bound to (an owner of
+    any of these kinds, or the run's label): a tenant's own Workflow bound so would re-run a
+    privileged run that someone else was admitted for, on nodes the tenant picks."""
+    owned = {"metadata": {"name": "w", "ownerReferences": [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": kind,
+                                                           "name": "r", "uid": "u", "controller": True}]},
+             "spec": {}}
+    bound = [owned]
+    if kind != "Workflow":
+        label = "nvcre.nvidia.com/workload-run" if kind == "WorkloadRun" else "nvcre.nvidia.com/certification"
+        bound.append({"metadata": {"name": "w", "labels": {label: "r"}}, "spec": {}})
+    for wf in bound:
         assert findings("workflows", wf)["escalate"]
         assert admitted("workflows", copy.deepcopy(wf), user=CONTROLLER)
     assert admitted("workflows", {"metadata": {"name": "w"}, "spec": {}})
