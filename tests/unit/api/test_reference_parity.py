@@ -77,3 +77,23 @@ def test_resolve_refuses_unpinned_without_nodes_per_job_naming_the_category():
     ok = resolve_category({"domain": "training", "variant": "nemotron5-8b",
                            "options": {"placement": "Unpinned", "nodesPerJob": 2}}, None, platform="aws", gpu_arch="h100")
     assert ok.placement == "Unpinned" and ok.nodes_per_job == 2
+
+
+@pytest.mark.parametrize("field", ["succeeded", "failed"])
+def test_report_export_retention_runs_from_an_hour_to_a_year(field):
+    """As the reference: retention 1h to 8760h, in the model and in the CRD's own rule (the
+    general 720h bound of run durations must not cap a record's lifetime)."""
+    from nvcre.api.crd import build_crd
+    from nvcre.api.reportexport import ReportExportPolicy, RetentionSpec
+
+    from .schema_sim import problems
+
+    schema = build_crd(ReportExportPolicy)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    retention = schema["properties"]["spec"]["properties"]["retention"]["properties"][field]
+    for ok in ("1h", "8760h", "5000h"):
+        assert getattr(RetentionSpec.model_validate({field: ok}), field) == ok
+        assert problems(retention, ok) == [], ok
+    for bad in ("59m", "8761h"):
+        with pytest.raises(ValueError, match="1h to 8760h"):
+            RetentionSpec.model_validate({field: bad})
+        assert problems(retention, bad), bad
