@@ -24,6 +24,7 @@ from nvcre.controller import conditions as c
 from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller.context import Context
+from nvcre.controller.gather import all_gpu_nodes
 from nvcre.controller.judging import REGRESSION_MARGIN_ANNOTATION, judging_of
 from nvcre.judge import ledger as J
 from nvcre.kube.resources import NVCRE_API_VERSION
@@ -273,7 +274,7 @@ def _write_node(ctx: Context, namespace: str, node: str, results: list[J.NodeRes
     written = ctx.kube.update_status(NVCRE_API_VERSION, KIND, node, namespace, mutate, current=current)
     if written is not None:
         written.setdefault("kind", KIND)
-        ctx.metrics.store.put(written)
+        ctx.cache.put(written)
     return found
 
 
@@ -287,11 +288,9 @@ def record_workflow(ctx: Context, wf: dict) -> dict | None:
     cert = dig(L.controller_of(wf), "name") or dig(meta, "labels", L.CERTIFICATION) or ""
     run = f"{meta['namespace']}/{cert}"
     namespace = ledger_namespace()
-    jobs = [j for j in ctx.metrics.store.of_kind("Job")
-            if j["metadata"].get("namespace") == meta["namespace"]
-            and dig(j, "metadata", "labels", L.WORKFLOW) == meta["name"]]
-    try:
-        labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in ctx.kube.list("v1", "Node")}
+    jobs = list(ctx.cache.jobs_of(meta["namespace"], meta["name"]).values())
+    try:  # the watch cache's Nodes: a full Node list per finished Workflow is 41 MB at 4096 nodes
+        labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in all_gpu_nodes(ctx)}
     except Exception:  # driver/CUDA are a courtesy; the results are not
         labels = {}
     now = dig(wf, "status", "completionTime") or ctx.now_text()
@@ -338,5 +337,5 @@ def seed_store(ctx: Context) -> int:
         return 0
     for record in records:
         record.setdefault("kind", KIND)
-        ctx.metrics.store.put(record)
+        ctx.cache.put(record)
     return len(records)

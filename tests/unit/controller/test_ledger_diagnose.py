@@ -148,3 +148,24 @@ def test_a_diagnosis_that_ended_before_its_verdict_records_nothing():
     del cut["status"]["orchestration"]["diagnose"]["findings"]
     cut["status"]["orchestration"]["groups"] = [{"name": "r3-0", "nodes": nodes[:2], "phase": "Succeeded", "headline": 390.0}]
     assert W.node_results(cut, "ns/diag", END, jobs, {}) == []
+
+
+def test_record_workflow_reads_node_labels_from_the_watch_cache_not_a_list(monkeypatch):
+    """At 4096 nodes a Node LIST is about 41 MB: once the cache holds the Nodes, recording a
+    finished Workflow makes no LIST request at all (issue 12), and still records the driver."""
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", "ledger")
+    wf, jobs, nodes = _node_fault_and_link()
+    kube = FakeKube([])
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: NOW)
+    for job in jobs:
+        ctx.cache.put(job)
+    listed = [{"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": n, "labels": {"nvidia.com/gpu.present": "true", "nvidia.com/cuda.driver-version.full": "580.65.06"}}}
+        for n in nodes]
+    ctx.cache.replace("Node", listed)
+    kube.add(wf)
+    written = W.record_workflow(ctx, kube.get(API, "Workflow", wf["metadata"]["name"], "ns"))
+    assert written["status"]["orchestration"]["ledger"] == "16 node records in namespace ledger"
+    assert "Node" not in kube.lists and "Job" not in kube.lists, kube.lists
+    record = kube.get(API, W.KIND, nodes[0], "ledger")
+    assert record["status"]["results"][0]["environment"].get("driver") == "580.65.06", record["status"]["results"][0]
