@@ -77,3 +77,43 @@ def test_a_lost_status_write_is_marked_dirty_until_written():
     assert runner.dirty and api.patches == []
     asyncio.run(runner.push())
     assert not runner.dirty and len(api.patches) == 1
+
+
+def test_the_launchers_wait_for_its_workers_does_not_shrink_with_the_time_scale():
+    """At a high time scale a scaled wait (1200 s / 6000 = 0.2 s) would give up before the
+    workers run; the control plane's start-up is not compressed, so the wait is wall time."""
+    from nvcre.sim.kubelet import MPI_WAIT_S
+    from nvcre.sim.kubelet import Kubelet as RealKubelet
+
+    assert MPI_WAIT_S >= 600
+
+    class Launcher:
+        ns, uid = "ns", "launcher"
+
+    class Worker:
+        def __init__(self, uid):
+            self.uid = uid
+
+    class Host:
+        time_scale = 6000.0
+        groups: dict = {}
+        running: dict = {}
+
+        def _host_index(self, namespace):
+            return dict(self.running)
+
+        def _lookup(self, index, name):
+            return index.get(name)
+
+    host = Host()
+
+    async def scenario():
+        async def workers_start_late():
+            await asyncio.sleep(0.6)
+            host.running.update({"w0": Worker("u0"), "w1": Worker("u1")})
+        starter = asyncio.create_task(workers_start_late())
+        await asyncio.wait_for(RealKubelet.wait_for_hosts(host, Launcher(), ["w0", "w1"], None), timeout=5)
+        await starter
+
+    asyncio.run(scenario())
+    assert host.groups["launcher"] == {"u0", "u1"}
