@@ -74,30 +74,19 @@ class CertificationSpec(CategoryOptions):
         placement = _effective("placement", "'Pinned'")
         scale = _effective("testScale", "'full-scale'")
         category_sets = "(has(c.options) && has(c.options.{0}))"
-        inherits_unpinned = (f"({category_sets.format('placement')} && c.options.placement != 'Unpinned') || "
-                             f"{category_sets.format('nodesPerJob')}")
-        own_unpinned = (f"!{category_sets.format('placement')} || c.options.placement != 'Unpinned' || "
-                        f"{category_sets.format('nodesPerJob')}")
-
-        def naming(message: str, ok: str) -> str:
-            """The message with the categories that break the rule, as the CLI names them."""
-            return (f"'{message}: ' + self.categories.filter(c, !({ok})).map(c, c.domain + '/' + c.variant)"
-                    ".join(', ')")
         return super().cel_rules() + [
             cel(
-                "!has(self.placement) || self.placement != 'Unpinned' || has(self.nodesPerJob) || "
-                f"self.categories.all(c, {inherits_unpinned})",
+                "!has(self.placement) || self.placement != 'Unpinned' || has(self.nodesPerJob) || self.categories.all(c, "
+                f"({category_sets.format('placement')} && c.options.placement != 'Unpinned') || "
+                f"{category_sets.format('nodesPerJob')})",
                 "placement Unpinned needs an explicit nodesPerJob (globally or on every category it applies to)",
                 field_path=".placement",
-                message_expression=naming("placement Unpinned needs an explicit nodesPerJob (globally or on every "
-                                          "category it applies to); missing for", inherits_unpinned),
             ),
             cel(
-                f"has(self.nodesPerJob) || self.categories.all(c, {own_unpinned})",
+                f"has(self.nodesPerJob) || self.categories.all(c, !{category_sets.format('placement')} || "
+                f"c.options.placement != 'Unpinned' || {category_sets.format('nodesPerJob')})",
                 "a category with placement Unpinned needs an explicit nodesPerJob (globally or on the category)",
                 field_path=".categories",
-                message_expression=naming("a category with placement Unpinned needs an explicit nodesPerJob "
-                                          "(globally or on the category); missing for", own_unpinned),
             ),
             cel(
                 f"self.categories.all(c, !({category_sets.format('placement')} || {category_sets.format('testScale')}) || "

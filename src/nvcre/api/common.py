@@ -87,14 +87,9 @@ class FieldProblem(ValueError):
         self.message = message
 
 
-def cel(rule: str, message: str, *, field_path: str | None = None, reason: str | None = None,
-        message_expression: str | None = None) -> dict[str, str]:
-    """One ``x-kubernetes-validations`` entry. ``field_path`` points the error at a child field;
-    ``message_expression`` builds the message from the object (the API server falls back to
-    ``message`` when it cannot evaluate it)."""
+def cel(rule: str, message: str, *, field_path: str | None = None, reason: str | None = None) -> dict[str, str]:
+    """One ``x-kubernetes-validations`` entry. ``field_path`` points the error at a child field."""
     entry = {"rule": rule, "message": message}
-    if message_expression:
-        entry["messageExpression"] = message_expression
     if field_path:
         entry["fieldPath"] = field_path
     if reason:

@@ -49,7 +49,7 @@ def test_headers_are_parseable_for_the_integration_test():
     for path in FILES:
         head = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
         assert head[0].startswith("# expect: ")
-        assert all(re.match(r"^# (expect|server|server-says|why): ", line) for line in head), path.name
+        assert all(re.match(r"^# (expect|server|why): ", line) for line in head), path.name
         assert all(line == "# server: no" for line in head if line.startswith("# server:")), path.name
 
 
