@@ -1,5 +1,6 @@
-"""Judged out of the box (issue 14), end to end on the simulated fleet: 16 H100 nodes,
-gpu-node-07's NIC at half rate, NO thresholds anywhere.
+"""Judged out of the box (issue 14), end to end on the simulated fleet: 16 H100 nodes on
+Azure (8 x 400G NDR InfiniBand, the fabric the 370 GB/s line is published for; on AWS EFA
+or GCP TCPX the stage says not judged), gpu-node-07's NIC at half rate, NO thresholds anywhere.
 
 1. ``stage: production`` derives the inter-node acceptance line (370 GB/s, with its
    source) and the run FAILS naming gpu-node-07 with the bar and the source;
@@ -28,7 +29,7 @@ NCCL = {"domain": "communication", "variant": "nccl-all-reduce", "options": {"no
 
 
 def _scenario(faults: list[dict]) -> dict:
-    return {"name": "issue-14", "fleet": {"nodes": 16, "platform": "aws", "gpu": "h100", "racks": 2},
+    return {"name": "issue-14", "fleet": {"nodes": 16, "platform": "azure", "gpu": "h100", "racks": 2},
             "seed": 14, "noise": 0.01, "faults": faults}
 
 

@@ -40,6 +40,14 @@ from nvcre.api.options import Placement, TestScale, Thresholds, check_thresholds
 
 _FREE_OBJECT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 MAX_FAILURE_LOGS = 16
+# Outliers and regressions are warnings: the status keeps the first few (worst outliers,
+# regressions by node) with short messages, so a 4096-node Workflow that also fails on
+# every node stays under 1 MiB (tests/unit/api/test_status_size.py); the conditions say
+# how many there were, and the ledger (NodeReadiness) keeps every node's figures.
+MAX_STATUS_OUTLIERS = 32
+MAX_OUTLIER_NODES = 8  # the group's first nodes; all of them are in groups[]
+MAX_STATUS_REGRESSIONS = 32
+MAX_WARNING_MESSAGE = 512
 """Failed groups that carry a log excerpt on the Workflow; keeps the status small at 4096 nodes."""
 GroupName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 MAX_FAILED_ISOLATED = 128
@@ -317,12 +325,12 @@ class OutlierStatus(ApiModel):
     """A group well below the median of the groups of its shape (our extension)."""
 
     group: Annotated[str, StringConstraints(max_length=128)]
-    nodes: Annotated[list[NodeName], Field(max_length=1024)] | None = None
+    nodes: Annotated[list[NodeName], Field(max_length=MAX_OUTLIER_NODES)] | None = None
     value: float
     median: float
     fraction: float
     shape: Annotated[str, StringConstraints(max_length=128)] | None = None
-    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    message: Annotated[str, StringConstraints(max_length=MAX_WARNING_MESSAGE)] | None = None
 
 
 class RegressionStatus(ApiModel):
@@ -330,12 +338,12 @@ class RegressionStatus(ApiModel):
 
     node: NodeName
     category: Annotated[str, StringConstraints(max_length=128)]
-    scope: Annotated[str, StringConstraints(max_length=256)] | None = None
+    scope: Annotated[str, StringConstraints(max_length=128)] | None = None
     value: float
     previous: float
-    previous_run: Annotated[str, StringConstraints(max_length=256)] | None = None
+    previous_run: Annotated[str, StringConstraints(max_length=128)] | None = None
     margin: float | None = None
-    message: Annotated[str, StringConstraints(max_length=1024)] | None = None
+    message: Annotated[str, StringConstraints(max_length=MAX_WARNING_MESSAGE)] | None = None
 
 
 class IterationRecord(ApiModel):
@@ -453,7 +461,7 @@ class OrchestrationStatus(ApiModel):
     inferred_hardware: InferredHardware | None = Field(
         None, description="GPUs and NICs per node read from the nodes, for a GPU without catalog defaults."
     )
-    performance_outliers: Annotated[list[OutlierStatus], Field(max_length=256)] | None = Field(
+    performance_outliers: Annotated[list[OutlierStatus], Field(max_length=MAX_STATUS_OUTLIERS)] | None = Field(
         None, description="Groups below the stated fraction of the median of same-shape groups (our extension)."
     )
     outlier_check: Annotated[str, StringConstraints(max_length=512)] | None = Field(
@@ -462,7 +470,7 @@ class OrchestrationStatus(ApiModel):
     ledger: Annotated[str, StringConstraints(max_length=512)] | None = Field(
         None, description="Set once the node readiness ledger was written for this Workflow (or why it was not)."
     )
-    regressions: Annotated[list[RegressionStatus], Field(max_length=256)] | None = Field(
+    regressions: Annotated[list[RegressionStatus], Field(max_length=MAX_STATUS_REGRESSIONS)] | None = Field(
         None, description="Nodes whose figure fell below their own last passing result by more than the margin."
     )
 

@@ -22,7 +22,8 @@ def baseline_document(arch: str | None = None) -> dict:
     entries = [e for e in data.entries if not arch or e.arch == arch.lower()]
     return {
         "stages": [{"name": s.name, "fraction": s.fraction, "why": s.why} for s in data.stages.values()],
-        "fabrics": [{"name": f.name, "nicsPerNode": f.nics_per_node, "description": f.description}
+        "fabrics": [{"name": f.name, **({"platforms": list(f.platforms)} if f.platforms else
+                                           {"nicsPerNode": f.nics_per_node}), "description": f.description}
                     for f in data.fabrics.values()],
         "baselines": [e.to_dict() for e in entries],
     }

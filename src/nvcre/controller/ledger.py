@@ -28,6 +28,7 @@ from nvcre.controller.gather import all_gpu_nodes
 from nvcre.controller.judging import REGRESSION_MARGIN_ANNOTATION, judging_of
 from nvcre.judge import ledger as J
 from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.api.workflow import MAX_STATUS_REGRESSIONS
 from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 KIND = "NodeReadiness"
 DEFAULT_NAMESPACE = "nvcre-system"
 REGRESSION = "Regression"
-MAX_REGRESSIONS = 256
+MAX_REGRESSIONS = MAX_STATUS_REGRESSIONS  # in the Workflow status; the condition gives the count
 WRITERS = 8
 
 
@@ -318,7 +319,7 @@ def record_workflow(ctx: Context, wf: dict) -> dict | None:
         if regressions:
             orch["regressions"] = [r.to_dict() for r in regressions[:MAX_REGRESSIONS]]
             c.set_condition(o["status"].setdefault("conditions", []), REGRESSION, True, REGRESSION,
-                            "; ".join(r.message for r in regressions[:4])[:1024], generation=meta.get("generation"))
+                            _regression_summary(regressions), generation=meta.get("generation"))
         return True
 
     written = write_workflow_status(ctx, wf, mutate)
@@ -339,3 +340,13 @@ def seed_store(ctx: Context) -> int:
         record.setdefault("kind", KIND)
         ctx.cache.put(record)
     return len(records)
+
+
+def _regression_summary(regressions: list) -> str:
+    """The Regression condition's message: the first few, and how many there were in all."""
+    text = "; ".join(r.message for r in regressions[:4])
+    if len(regressions) > 4:
+        shown = min(len(regressions), MAX_REGRESSIONS)
+        text = (f"{len(regressions)} node(s) regressed (the first {shown} in status.orchestration.regressions, "
+                f"all in the NodeReadiness ledger): {text}")
+    return text[:1024]

@@ -10,13 +10,14 @@ isolation (controller/isolation.py) so the slow node, not the whole group, is na
 
 from __future__ import annotations
 
+from nvcre.api.workflow import MAX_STATUS_OUTLIERS
 from nvcre.controller import conditions as c
 from nvcre.controller.judging import FAIL_ON_OUTLIER_ANNOTATION, OUTLIER_FRACTION_ANNOTATION, judging_of
 from nvcre.judge.outliers import DEFAULT_FRACTION, GroupFigure, find_outliers
 from nvcre.objpath import dig
 
 PERFORMANCE_OUTLIER = "PerformanceOutlier"
-MAX_OUTLIERS = 256
+MAX_OUTLIERS = MAX_STATUS_OUTLIERS  # the worst ones (find_outliers sorts them); the condition gives the count
 
 
 def headline(measured: dict) -> float | None:

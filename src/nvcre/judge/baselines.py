@@ -25,9 +25,14 @@ _ENTRY_KEYS = {"arch", "fabric", "category", "scope", "nodes", "metric", "expect
 
 @dataclass(frozen=True)
 class Fabric:
+    """A node's inter-node network. An RDMA fabric (InfiniBand or RoCE) is recognised by NICs
+    per node on any platform that has no fabric of its own; a platform fabric (AWS EFA, GCP
+    GPUDirect-TCPX) is the platform's, whatever its NIC count, so no IB/RoCE bar is borrowed."""
+
     name: str
-    nics_per_node: int
+    nics_per_node: int | None
     description: str
+    platforms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,21 +88,30 @@ class BaselineSet:
     entries: tuple[Baseline, ...]
     units: dict[str, str]
 
-    def fabric_matches(self, entry: Baseline, nics_per_node: int | None) -> bool:
+    def platform_fabric(self, platform: str | None) -> Fabric | None:
+        """The fabric a platform brings with it (AWS: EFA), or None: an IB/RoCE platform."""
+        return next((f for f in self.fabrics.values() if platform in f.platforms), None)
+
+    def fabric_matches(self, entry: Baseline, platform: str | None, nics_per_node: int | None) -> bool:
         if entry.fabric == "any":
             return True
         fabric = self.fabrics.get(entry.fabric)
-        return fabric is not None and nics_per_node is not None and fabric.nics_per_node == nics_per_node
+        if fabric is None:
+            return False
+        own = self.platform_fabric(platform)
+        if own is not None or fabric.platforms:
+            return own is fabric
+        return nics_per_node is not None and fabric.nics_per_node == nics_per_node
 
     def find(self, *, arch: str, category: str, scope: str, metric: str, nodes: int | None,
-             nics_per_node: int | None) -> Baseline | None:
-        """The entry for this hardware and scope, or None when the file has none."""
+             platform: str | None, nics_per_node: int | None) -> Baseline | None:
+        """The entry for this hardware, platform fabric and scope, or None when the file has none."""
         for entry in self.entries:
             if (entry.arch, entry.category, entry.scope, entry.metric) != (arch, category, scope, metric):
                 continue
             if entry.nodes and (nodes is None or not entry.nodes[0] <= nodes <= entry.nodes[1]):
                 continue
-            if self.fabric_matches(entry, nics_per_node):
+            if self.fabric_matches(entry, platform, nics_per_node):
                 return entry
         return None
 
@@ -110,6 +124,35 @@ def _number(where: str, value: Any) -> float | None:
     return float(value)
 
 
+def _fabrics(raw_fabrics: Any, where: str) -> dict[str, Fabric]:
+    """Each fabric is an RDMA fabric (nicsPerNode) or a platform's own (platforms), not both."""
+    from nvcre.discovery.platform import PLATFORMS
+
+    if not isinstance(raw_fabrics, dict):
+        raise CatalogError(f"{where}: fabrics must be a mapping of name to fabric")
+    fabrics: dict[str, Fabric] = {}
+    claimed: dict[str, str] = {}
+    for name, raw in raw_fabrics.items():
+        at = f"{where}: fabrics.{name}"
+        raw = raw if isinstance(raw, dict) else {}
+        nics, platforms = raw.get("nicsPerNode"), raw.get("platforms")
+        if (nics is None) == (platforms is None):
+            raise CatalogError(f"{at}: set nicsPerNode (an IB/RoCE fabric) or platforms (a platform's own fabric)")
+        if nics is not None and (isinstance(nics, bool) or not isinstance(nics, int) or nics < 1):
+            raise CatalogError(f"{at}.nicsPerNode: must be a whole number of NICs, at least 1")
+        if platforms is not None:
+            if not isinstance(platforms, list) or not platforms:
+                raise CatalogError(f"{at}.platforms: must be a non-empty list of platforms")
+            for platform in platforms:
+                if platform not in PLATFORMS:
+                    raise CatalogError(f"{at}.platforms: {platform!r} is not one of {', '.join(PLATFORMS)}")
+                if platform in claimed:
+                    raise CatalogError(f"{at}.platforms: {platform} is already the platform of fabric {claimed[platform]}")
+                claimed[platform] = name
+        fabrics[name] = Fabric(name, nics, str(raw.get("description") or ""), tuple(platforms or ()))
+    return fabrics
+
+
 def parse_baselines(data: Any, where: str = "_lib/baselines.yaml") -> BaselineSet:
     """Check and type the file's content; a mistake names the entry and the key."""
     if not isinstance(data, dict):
@@ -120,10 +163,7 @@ def parse_baselines(data: Any, where: str = "_lib/baselines.yaml") -> BaselineSe
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
             raise CatalogError(f"{where}: stages.{name}.fraction must be a number in (0, 1]")
         stages[name] = Stage(name, float(fraction), str(raw.get("why") or ""))
-    fabrics = {
-        name: Fabric(name, int(raw["nicsPerNode"]), str(raw.get("description") or ""))
-        for name, raw in (data.get("fabrics") or {}).items()
-    }
+    fabrics = _fabrics(data.get("fabrics") or {}, where)
     entries: list[Baseline] = []
     seen: set[tuple] = set()
     for index, raw in enumerate(data.get("baselines") or []):

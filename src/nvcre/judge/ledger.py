@@ -81,9 +81,11 @@ class Regression:
                 f"its last passing {self.previous:g} in {self.previous_run} (margin {self.margin:.0%})")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "category": self.category, "scope": self.scope[:MAX_TEXT], "value": self.value,
-                "previous": self.previous, "previousRun": self.previous_run[:MAX_TEXT], "margin": self.margin,
-                "message": self.message[:1024]}
+        from nvcre.api.workflow import MAX_WARNING_MESSAGE
+
+        return {"node": self.node, "category": self.category[:128], "scope": self.scope[:128], "value": self.value,
+                "previous": self.previous, "previousRun": self.previous_run[:128], "margin": self.margin,
+                "message": self.message[:MAX_WARNING_MESSAGE]}
 
 
 def check_margin(margin: float | None) -> float:

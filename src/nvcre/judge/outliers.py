@@ -41,14 +41,16 @@ class Outlier:
 
     @property
     def message(self) -> str:
-        names = ", ".join(self.nodes[:8]) + (" …" if len(self.nodes) > 8 else "")
+        names = ", ".join(self.nodes[:4]) + (f" and {len(self.nodes) - 4} more" if len(self.nodes) > 4 else "")
         return (f"group {self.group} ({names}) measured {self.value:g}, {self.ratio:.0%} of the median "
                 f"{self.median:g} of {self.shape} groups (below {self.fraction:g} x median)")
 
     def to_dict(self) -> dict:
-        return {"group": self.group, "nodes": list(self.nodes)[:1024], "value": round(self.value, 2),
+        from nvcre.api.workflow import MAX_OUTLIER_NODES, MAX_WARNING_MESSAGE
+
+        return {"group": self.group[:128], "nodes": list(self.nodes)[:MAX_OUTLIER_NODES], "value": round(self.value, 2),
                 "median": round(self.median, 2), "fraction": self.fraction, "shape": self.shape[:128],
-                "message": self.message[:1024]}
+                "message": self.message[:MAX_WARNING_MESSAGE]}
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ def judging_for(
         if key not in measured:
             continue
         entry: Baseline | None = data.find(arch=arch, category=category, scope=scope.scope, metric=key,
-                                           nodes=scope.nodes, nics_per_node=nics_per_node)
+                                           nodes=scope.nodes, platform=platform, nics_per_node=nics_per_node)
         if entry is None or entry.acceptance is None:
             continue
         bar = _bar(entry.acceptance * stage_row.fraction)

@@ -89,6 +89,7 @@ def build_report(objects: RunObjects, now: datetime | None = None) -> Report:
         exclusions=exclusions,
         categories=categories,
         categories_passed=sum(1 for c in categories if c.passed),
+        categories_not_judged=sum(1 for c in categories if c.not_judged),
         categories_total=len(categories),
         failed_nodes=sorted({d.name for d in details}),
         failed_node_details=details,

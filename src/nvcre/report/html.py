@@ -14,7 +14,7 @@ from nvcre.report.model import CategoryReport, GroupResult, NodeResult, Report
 
 PALETTE = ["#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563"]
 RESULT_COLOR = {"PASSED": "#15803d", "FAILED": "#b91c1c", "INCOMPLETE": "#b45309", "NOT JUDGED": "#b45309", "RUNNING": "#1d4ed8"}
-STATUS_COLOR = {"Succeeded": "#15803d", "Failed": "#b91c1c", "Running": "#1d4ed8", "Pending": "#6b7280"}
+STATUS_COLOR = {"NOT JUDGED": "#b45309", "Succeeded": "#15803d", "Failed": "#b91c1c", "Running": "#1d4ed8", "Pending": "#6b7280"}
 NODE_CLASS = {"Passed": "ok", "Failed": "bad", "Excluded": "excl", "Untested": "none"}
 MAX_PLOT_GROUPS = 12
 LOG_LINES = 14  # the end of a failure log is where the reason is; the pre shows it without scrolling
@@ -98,6 +98,10 @@ def _facts(report: Report) -> str:
         ("Failed nodes", len(report.failed_nodes)),
         ("Excluded nodes", len(report.excluded_nodes)),
     ]
+    if report.categories_not_judged:
+        items.insert(2, ("Not judged", report.categories_not_judged))
+    if report.gpu_hours is not None:
+        items.append(("GPU-hours", f"{report.gpu_hours:.2f}"))
     cells = "".join(f'<div class="fact"><b>{escape(str(v))}</b><span>{escape(k)}</span></div>' for k, v in items)
     return f'<div class="facts">{cells}</div>'
 
@@ -170,7 +174,7 @@ def _short(name: str) -> str:
 
 
 def _category(c: CategoryReport) -> str:
-    color = STATUS_COLOR.get(c.status, "#374151")
+    color = STATUS_COLOR.get(c.verdict, "#374151")
     facts = []
     for label, value in (
         ("Runtime", c.runtime),
@@ -190,7 +194,7 @@ def _category(c: CategoryReport) -> str:
             facts.append(f"<dt>{escape(label)}</dt><dd>{escape(str(value))}</dd>")
     parts = [
         f'<section class="card"><header><h3>{escape(c.key)}</h3>'
-        f'<span class="pill" style="background:{color}">{escape(c.status)}</span></header>',
+        f'<span class="pill" style="background:{color}">{escape(c.verdict)}</span></header>',
         f'<dl class="kv">{"".join(facts)}</dl>',
     ]
     if c.status_detail:

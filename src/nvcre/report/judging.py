@@ -63,11 +63,10 @@ def add_judging(category: CategoryReport, wf: dict | None, jobs: list[dict], rec
         category.stage = recorded.get("stage")
         category.judging = recorded.get("judging")
     orch = dig(wf, "status", "orchestration") or {}
-    category.outliers = [Outlier(**{k: v for k, v in o.items() if k in Outlier.model_fields})
-                         for o in orch.get("performanceOutliers") or []]
+    # the status's camelCase keys (previousRun) are the models' aliases; unknown keys are ignored
+    category.outliers = [Outlier.model_validate(o) for o in orch.get("performanceOutliers") or []]
     category.outlier_check = orch.get("outlierCheck")
-    category.regressions = [Regression(**{k: v for k, v in r.items() if k in Regression.model_fields})
-                            for r in orch.get("regressions") or []]
+    category.regressions = [Regression.model_validate(r) for r in orch.get("regressions") or []]
     gpus = int(record.get("gpusPerNode") or 0)
     hours = [h for j in jobs if (h := job_gpu_hours(j, gpus)) is not None]
     category.gpu_hours = round(sum(hours), 3) if hours else None

@@ -34,9 +34,35 @@ def render_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def _properties(report: Report, c: CategoryReport) -> ET.Element:
+    """How the category was judged and what it cost, as JUnit properties CI systems keep."""
+    props = ET.Element("properties")
+    rows: list[tuple[str, str]] = []
+    if c.judged is not None:
+        rows.append(("judged", "true" if c.judged else "false"))
+    if c.stage:
+        rows.append(("stage", c.stage))
+    if c.judging:
+        rows.append(("judging", c.judging))
+    rows += [("derivedThreshold", text) for text in c.derived_thresholds]
+    if c.inferred:
+        rows.append(("inferred", ", ".join(c.inferred)))
+    if c.gpu_hours is not None:
+        rows.append(("gpuHours", f"{c.gpu_hours:.2f}"))
+    if report.gpu_hours is not None:
+        rows.append(("gpuHoursTotal", f"{report.gpu_hours:.2f}"))
+    for name, value in rows:
+        ET.SubElement(props, "property", name=name, value=value)
+    return props
+
+
 def _suite(report: Report, c: CategoryReport) -> ET.Element:
     classname = f"{report.name}.{c.domain}.{c.variant}"
     suite = ET.Element("testsuite", name=c.key, time=f"{c.runtime_seconds or 0:.0f}")
+    props = _properties(report, c)
+    if len(props):
+        suite.append(props)
+    bars = [f"bar: {text}" for text in c.derived_thresholds]
     failures = errors = tests = 0
     failed_groups = {fg.name: fg for fg in c.failed_groups}
     for g in c.groups:
@@ -47,6 +73,7 @@ def _suite(report: Report, c: CategoryReport) -> ET.Element:
             out.append(f"peak bus bandwidth: {g.bus_bw}{' (below minimum)' if g.below_min else ''}")
         if g.transport:
             out.append(f"transport: {', '.join(g.transport)}")
+        out += bars
         if g.name in failed_groups or g.phase == "Failed":
             failures += 1
             fg = failed_groups.get(g.name)
@@ -82,11 +109,18 @@ def _suite(report: Report, c: CategoryReport) -> ET.Element:
         tests += 1
         errors += 1
         case = ET.SubElement(suite, "testcase", name="judged", classname=classname)
-        ET.SubElement(case, "error", message=f"NOT JUDGED: {c.judging or 'no thresholds and no stage'}")
+        why = (c.judging or "no thresholds and no stage").removeprefix("not judged: ")
+        ET.SubElement(case, "error", message=f"NOT JUDGED: {why}")
     for o in c.outliers:
         tests += 1
         case = ET.SubElement(suite, "testcase", name=f"outlier {o.group}", classname=classname)
         ET.SubElement(case, "system-err").text = f"PerformanceOutlier: {o.message}"
+    for r in c.regressions:  # a warning, as outliers are: a case with the figures, not a failure
+        tests += 1
+        case = ET.SubElement(suite, "testcase", name=f"regression {r.node}", classname=classname)
+        ET.SubElement(case, "system-err").text = (
+            f"Regression: {r.message or r.node} (now {r.value:g}, last pass {r.previous:g}"
+            f"{', run ' + r.previous_run if r.previous_run else ''})")
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))

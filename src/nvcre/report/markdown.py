@@ -5,7 +5,7 @@ from __future__ import annotations
 from nvcre.report.format import headline_rows
 from nvcre.report.model import CategoryReport, Report
 
-_MARK = {"Succeeded": "✅", "Failed": "❌", "Running": "⏳", "Pending": "⏸"}
+_MARK = {"Succeeded": "✅", "NOT JUDGED": "⚠️", "Failed": "❌", "Running": "⏳", "Pending": "⏸"}
 
 
 def _cell(text: object) -> str:
@@ -21,9 +21,11 @@ def render_markdown(report: Report) -> str:
         f"| Platform | {report.platform} |",
         f"| GPU | {report.gpu} |",
         f"| Nodes | {report.total_nodes} |",
-        f"| Categories passed | {report.categories_passed}/{report.categories_total} |",
+        f"| Categories | {report.categories_text} |",
         f"| Failed nodes | {len(report.failed_nodes) or 'none'} |",
     ]
+    if report.gpu_hours is not None:
+        out.append(f"| GPU-hours | {report.gpu_hours:.2f} |")
     if report.env:
         out.append(f"| Env (names) | {_cell(', '.join(report.env))} |")
     out.append("")
@@ -43,7 +45,7 @@ def render_markdown(report: Report) -> str:
 
 
 def _category(c: CategoryReport) -> list[str]:
-    out = [f"### {_MARK.get(c.status, '')} {c.key}: {c.status}", ""]
+    out = [f"### {_MARK.get(c.verdict, '')} {c.key}: {c.verdict}", ""]
     facts = []
     for label, value in (
         ("Reason", c.failure_reason),
@@ -61,6 +63,7 @@ def _category(c: CategoryReport) -> list[str]:
         if value not in (None, ""):
             facts.append(f"- **{label}:** {_cell(value)}")
     out += facts + [""]
+    out += _judging(c)
     if c.bandwidth:
         out += ["| Size | AlgBW | BusBW | Samples | |", "|---:|---:|---:|---:|---|"]
         for r in headline_rows(c.bandwidth):
@@ -82,4 +85,33 @@ def _category(c: CategoryReport) -> list[str]:
         out.append("")
     for step in c.next_steps:
         out += [f"> **Next step:** {step}", ""]
+    return out
+
+
+def _judging(c: CategoryReport) -> list[str]:
+    """What judged the category (the derived bar and its source) or that nothing did, then warnings."""
+    out: list[str] = []
+    if c.judged is False:
+        out += [f"> **NOT JUDGED:** {_cell((c.judging or 'no thresholds and no stage').removeprefix('not judged: '))}", ""]
+    elif c.stage or c.derived_thresholds:
+        out.append(f"- **Stage:** {_cell(c.stage or 'none')}")
+    out += [f"- **Judged by:** {_cell(text)}" for text in c.derived_thresholds]
+    if c.inferred:
+        out.append(f"- **Inferred from the nodes:** {_cell(', '.join(c.inferred))}")
+    if c.gpu_hours is not None:
+        out.append(f"- **GPU-hours:** {c.gpu_hours:.2f}")
+    if out and out[-1]:
+        out.append("")
+    if c.outliers:
+        out += ["**PerformanceOutlier warnings**", ""]
+        out += [f"- `{o.group}`: {_cell(o.message or f'{o.value:g} below {o.fraction:g} x median {o.median:g}')}"
+                for o in c.outliers]
+        out.append("")
+    elif c.outlier_check:
+        out += [f"- **Outliers:** {_cell(c.outlier_check)}", ""]
+    if c.regressions:
+        out += ["**Regression warnings**", "", "| Node | Now | Last pass | Run | Message |", "|---|---:|---:|---|---|"]
+        out += [f"| `{r.node}` | {r.value:g} | {r.previous:g} | {_cell(r.previous_run)} | {_cell(r.message)} |"
+                for r in c.regressions]
+        out.append("")
     return out

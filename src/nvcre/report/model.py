@@ -210,7 +210,17 @@ class CategoryReport(_Model):
 
     @property
     def passed(self) -> bool:
-        return self.status == "Succeeded"
+        """Succeeded and judged: a category nothing judged did not pass, it only ran."""
+        return self.status == "Succeeded" and self.judged is not False
+
+    @property
+    def not_judged(self) -> bool:
+        return self.status == "Succeeded" and self.judged is False
+
+    @property
+    def verdict(self) -> str:
+        """The status a person reads: NOT JUDGED in place of a Succeeded nothing judged."""
+        return "NOT JUDGED" if self.not_judged else self.status
 
 
 class Exclusion(_Model):
@@ -253,7 +263,8 @@ class Report(_Model):
     exclusion_reason: str | None = None
     exclusions: list[Exclusion] = Field(default_factory=list)
     categories: list[CategoryReport] = Field(default_factory=list)
-    categories_passed: int = 0
+    categories_passed: int = 0  # succeeded and judged
+    categories_not_judged: int = 0  # succeeded, but no threshold, stage or tool judged them
     categories_total: int = 0
     failed_nodes: list[str] = Field(default_factory=list)  # unique names, [] never null
     failed_node_details: list[FailedNode] = Field(default_factory=list)
@@ -262,6 +273,12 @@ class Report(_Model):
     conditions: list[Condition] = Field(default_factory=list)
     result: Result = "RUNNING"
     gpu_hours: float | None = None  # spent by every category's Jobs
+
+    @property
+    def categories_text(self) -> str:
+        """"1/1 passed", or "0/1 passed, 1 not judged": never a pass count beside NOT JUDGED."""
+        text = f"{self.categories_passed}/{self.categories_total} passed"
+        return f"{text}, {self.categories_not_judged} not judged" if self.categories_not_judged else text
 
     def to_json_dict(self) -> dict:
         """The documented JSON form: camelCase keys, absent optionals left out, lists kept."""

@@ -157,7 +157,7 @@ def _reason_lines(text: str, indent: int) -> list[str]:
 
 
 def _category_body(c: CategoryReport, namespace: str) -> list[str]:
-    body = [_field("Status:", c.status)]
+    body = [_field("Status:", c.verdict if c.verdict == c.status else f"{c.verdict} (workload {c.status})")]
     if c.failure_reason and _full():
         body += _wrapped("Reason:", c.failure_reason)
     elif c.failure_reason:
@@ -453,7 +453,7 @@ def _group_rows(groups: list[GroupResult], listed: set[str]) -> list[str]:
 
 
 def _summary_body(report: Report) -> list[str]:
-    body = [f"  {'Categories:':<14}{report.categories_passed}/{report.categories_total} passed"]
+    body = [f"  {'Categories:':<14}{report.categories_text}"]
     if not report.failed_nodes:
         body.append(f"  {'Failed Nodes:':<14}none")
     else:

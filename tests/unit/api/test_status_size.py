@@ -74,6 +74,82 @@ def test_workflow_status_at_4096_nodes_all_failed():
     assert size < WELL_UNDER
 
 
+def _judging_at_most() -> dict:
+    """A stage's decision with every derived threshold and text at its longest."""
+    derived = [{"key": "k" * 64, "expression": "e" * 256, "bar": 370.0, "stage": "preproduction", "fraction": 0.95,
+                "acceptance": 370.0, "scope": "s" * 128, "source": "s" * 512, "text": "t" * 1024} for _ in range(8)]
+    return {"state": "stage", "judged": True, "stage": "preproduction", "message": "m" * 1024, "derived": derived,
+            "gpusPerNode": 8, "nicsPerNode": 8, "image": "i" * 256, "inferred": ["v" * 256] * 8}
+
+
+def test_workflow_status_at_4096_nodes_all_failed_with_every_warning():
+    """The worst case above plus judging, outliers and regressions, each list full and each text at its
+    longest (made by the code that writes them, then truncated as the controller does)."""
+    from nvcre.api.workflow import MAX_STATUS_OUTLIERS, MAX_STATUS_REGRESSIONS
+    from nvcre.judge.ledger import Regression
+    from nvcre.judge.outliers import Outlier
+
+    groups = [NODES[i : i + 8] for i in range(0, 4096, 8)]
+    shape = "8 nodes x 8 GPUs, inter-node, " + "x" * 128
+    outliers = [Outlier(f"group-{g}-" + "g" * 100, tuple(groups[g]), 184.97, 371.95, 0.9, shape).to_dict()
+                for g in range(MAX_STATUS_OUTLIERS)]
+    regressions = [Regression(node=n, category="communication/nccl-all-reduce-" + "c" * 100, scope="s" * 300,
+                              value=297.2, previous=372.4, previous_run="r" * 300, margin=0.1, run="r" * 300).to_dict()
+                   for n in NODES[:MAX_STATUS_REGRESSIONS]]
+    assert all(len(o["message"]) == 512 and len(o["nodes"]) == 8 for o in outliers)  # at their caps
+    assert all(len(r["message"]) == 512 for r in regressions)
+    warnings = [{"type": t, "status": "True", "reason": t, "message": "m" * 1024, "lastTransitionTime": NOW,
+                 "observedGeneration": 1} for t in ("PerformanceOutlier", "Regression")]
+    status = WorkflowStatus.model_validate(
+        {
+            "conditions": _conditions() + warnings,
+            "phase": "Failed",
+            "summary": {"groups": "512/512", "iteration": "1/1"},
+            "failedNodeCount": 4096,
+            "failedNodesRef": {"kind": "ConfigMap", "name": "failed-nodes-0123abcd"},
+            "orchestration": {
+                "totalNodes": 4096, "nodesPerJob": 8, "totalGroups": 512, "currentIteration": 1,
+                "testScale": "full-scale", "detectedPlatform": "aws", "detectedGPUArchitecture": "gb300",
+                "groups": [
+                    {"name": f"group-{g}", "nodes": nodes, "phase": "Failed", "retries": 0,
+                     "jobRef": {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": f"cert-comm-nccl-group-{g}-iter-1"},
+                     "startTime": NOW, "completionTime": NOW, "bandwidth": _bandwidth(1), "transport": "IB"}
+                    for g, nodes in enumerate(groups)
+                ],
+                "judging": _judging_at_most(),
+                "performanceOutliers": outliers,
+                "outlierCheck": "o" * 512,
+                "ledger": "l" * 512,
+                "regressions": regressions,
+            },
+            "failedNodes": [{"name": n, "reason": "WorkloadFailed"} for n in NODES]
+            + [{"name": n, "reason": "ThresholdViolation"} for n in NODES[:256]],
+            "failedGroups": [
+                {"name": f"group-{g}", "iteration": 1, "reason": "JobValidationFailed",
+                 "message": "Threshold \"busBandwidthGBps\" violated: measured 350.0000, expression: value >= 400",
+                 **({"failureLog": {"podName": "p", "nodeName": nodes[0], "exitCode": 1, "tail": "x" * 8192}} if g < 16 else {})}
+                for g, nodes in enumerate(groups)
+            ],
+            "bandwidth": _bandwidth(33),
+            "transport": ["IB", "Socket"],
+        }
+    )
+    size = _size(status)
+    print(f"Workflow status, 4096 nodes all failed, every warning: {size} bytes ({size / LIMIT:.0%} of the limit)")
+    assert size < WELL_UNDER
+
+
+def test_workflow_status_refuses_more_warnings_than_it_keeps():
+    from nvcre.api.workflow import MAX_STATUS_OUTLIERS, MAX_STATUS_REGRESSIONS
+
+    outlier = {"group": "g", "value": 1.0, "median": 2.0, "fraction": 0.9}
+    with pytest.raises(ValueError, match="performanceOutliers"):
+        WorkflowStatus.model_validate({"orchestration": {"performanceOutliers": [outlier] * (MAX_STATUS_OUTLIERS + 1)}})
+    regression = {"node": "n", "category": "c", "value": 1.0, "previous": 2.0}
+    with pytest.raises(ValueError, match="regressions"):
+        WorkflowStatus.model_validate({"orchestration": {"regressions": [regression] * (MAX_STATUS_REGRESSIONS + 1)}})
+
+
 def test_certification_status_at_4096_nodes():
     status = CertificationStatus.model_validate(
         {

@@ -223,3 +223,22 @@ def test_dry_run_discovery_finds_the_on_prem_nic_resource(tmp_path):
     offline, _ = certification_objects(_cert_file(tmp_path), platform="onprem", gpu_arch="gb300", nodes=2,
                                        adapter="native", namespace=None)
     assert '"rdma/ib"' in json.dumps(live) and '"rdma/ib"' not in json.dumps(offline)
+
+
+@pytest.mark.parametrize("platform, judged", [
+    ("gcp", "not judged: no baseline for h100/gcp (communication/nccl-all-reduce, inter-node 4-node); set thresholds"),
+    ("aws", "not judged: no baseline for h100/aws (communication/nccl-all-reduce, inter-node 4-node); set thresholds"),
+    ("azure", "busBandwidthGBps >= 370 (production: H100 inter-node 2-32 nodes acceptance line"),
+])
+def test_render_keys_the_inter_node_bar_by_the_platform_fabric(tmp_path, platform, judged):
+    """GCP (TCPX) and AWS (EFA) have no published line: render says so rather than showing the IB 370."""
+    cert = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "fab"},
+            "spec": {"stage": "production", "target": {}, "categories": [
+                {"domain": "communication", "variant": "nccl-all-reduce", "options": {"nodesPerJob": 4}}]}}
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump(cert))
+    result = CliRunner().invoke(app, ["certification", "render", str(path), "--platform", platform,
+                                      "--gpu-arch", "h100", "--nodes", "16"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if "judged:" in x)
+    assert line.startswith(f"# fab communication/nccl-all-reduce judged: {judged}")

@@ -19,33 +19,76 @@ def test_every_entry_has_a_source_and_published_lines_are_the_reference_figures(
     data = load_baselines()
     assert all(e.source for e in data.entries)
     h100 = data.find(arch="h100", category="communication/nccl-all-reduce", scope="intra-node",
-                     metric="busBandwidthGBps", nodes=1, nics_per_node=8)
+                     metric="busBandwidthGBps", nodes=1, platform="azure", nics_per_node=8)
     assert (h100.expected, h100.acceptance) == (476, 460) and "nccl-tests/issues/290" in h100.source
     inter = data.find(arch="h100", category="communication/nccl-all-reduce", scope="inter-node",
-                      metric="busBandwidthGBps", nodes=4, nics_per_node=8)
+                      metric="busBandwidthGBps", nodes=4, platform="azure", nics_per_node=8)
     assert inter.acceptance == 370
     assert data.find(arch="h200", category="communication/nccl-all-reduce", scope="intra-node",
-                     metric="busBandwidthGBps", nodes=1, nics_per_node=8).acceptance == 431
+                     metric="busBandwidthGBps", nodes=1, platform="azure", nics_per_node=8).acceptance == 431
     gb300 = data.find(arch="gb300", category="communication/nccl-all-reduce", scope="mnnvl",
-                      metric="busBandwidthGBps", nodes=18, nics_per_node=4)
+                      metric="busBandwidthGBps", nodes=18, platform="azure", nics_per_node=4)
     assert gb300.expected == 937
     loop = data.find(arch="h100", category="communication/nccl-loopback", scope="intra-node",
-                     metric="busBandwidthGBps", nodes=1, nics_per_node=8)
+                     metric="busBandwidthGBps", nodes=1, platform="azure", nics_per_node=8)
     assert loop.acceptance == 40
 
 
 def test_h20_is_a_measured_report_without_a_pass_line():
     h20 = load_baselines().find(arch="h20", category="communication/nccl-all-reduce", scope="inter-node",
-                                metric="busBandwidthGBps", nodes=2, nics_per_node=8)
+                                metric="busBandwidthGBps", nodes=2, platform="onprem", nics_per_node=8)
     assert h20.expected == 427.58 and h20.acceptance is None and "seed 003" in h20.source
 
 
 def test_no_entry_for_a_fabric_or_size_it_was_not_measured_on():
     data = load_baselines()
     kwargs = dict(arch="h100", category="communication/nccl-all-reduce", scope="inter-node", metric="busBandwidthGBps")
-    assert data.find(**kwargs, nodes=64, nics_per_node=8) is None  # above the stated group sizes
-    assert data.find(**kwargs, nodes=4, nics_per_node=4) is None  # another fabric
-    assert data.find(**kwargs, nodes=4, nics_per_node=None) is None  # NIC count unknown
+    assert data.find(**kwargs, nodes=64, platform="azure", nics_per_node=8) is None  # above the stated group sizes
+    assert data.find(**kwargs, nodes=4, platform="azure", nics_per_node=4) is None  # another fabric
+    assert data.find(**kwargs, nodes=4, platform="azure", nics_per_node=None) is None  # NIC count unknown
+
+
+@pytest.mark.parametrize("platform", ["onprem", "azure", "oci", "nscale", "togetherai", "mistral", "forge"])
+def test_ib_and_roce_platforms_get_the_8x400g_inter_node_line(platform):
+    inter = load_baselines().find(arch="h100", category="communication/nccl-all-reduce", scope="inter-node",
+                                  metric="busBandwidthGBps", nodes=4, platform=platform, nics_per_node=8)
+    assert inter.fabric == "8x400g" and inter.acceptance == 370
+
+
+@pytest.mark.parametrize("arch", ["h100", "h200"])
+@pytest.mark.parametrize("platform, fabric", [("aws", "efa"), ("gcp", "gpudirect-tcpx")])
+def test_a_platform_fabric_never_borrows_the_ib_line(arch, platform, fabric):
+    """AWS (EFA) and GCP (TCPX/TCPXO) report 8 NICs from gpu-defaults, yet the NDR line is not theirs."""
+    data = load_baselines()
+    assert data.platform_fabric(platform).name == fabric
+    inter = data.find(arch=arch, category="communication/nccl-all-reduce", scope="inter-node",
+                      metric="busBandwidthGBps", nodes=4, platform=platform, nics_per_node=8)
+    assert inter.fabric == fabric and inter.acceptance is None and inter.expected is None  # "unknown"
+    loop = data.find(arch="h100", category="communication/nccl-loopback", scope="intra-node",
+                     metric="busBandwidthGBps", nodes=1, platform=platform, nics_per_node=8)
+    assert loop is None  # the IB loopback line is an IB figure
+    intra = data.find(arch=arch, category="communication/nccl-all-reduce", scope="intra-node",
+                      metric="busBandwidthGBps", nodes=1, platform=platform, nics_per_node=8)
+    assert intra.acceptance in (460, 431)  # NVLink: the same on every platform
+
+
+@pytest.mark.parametrize(
+    "fabrics, field",
+    [
+        ({"efa": {"platforms": ["aws"], "nicsPerNode": 8}}, "fabrics.efa: set nicsPerNode"),
+        ({"efa": {"description": "x"}}, "fabrics.efa: set nicsPerNode"),
+        ({"efa": {"platforms": ["amazon"]}}, "'amazon' is not one of"),
+        ({"a": {"platforms": ["aws"]}, "b": {"platforms": ["aws"]}}, "already the platform of fabric a"),
+        ({"x": {"nicsPerNode": 0}}, "fabrics.x.nicsPerNode"),
+    ],
+)
+def test_bad_fabrics_are_named(fabrics, field):
+    data = yaml.safe_load(BASELINES_FILE.read_text())
+    data["fabrics"] = fabrics
+    data["baselines"] = []
+    with pytest.raises(CatalogError) as err:
+        parse_baselines(data)
+    assert field in str(err.value)
 
 
 def test_stages_in_data_match_the_api_enum():

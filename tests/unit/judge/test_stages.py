@@ -15,9 +15,9 @@ BW = ("busBandwidthGBps", "algBandwidthGBps")
 
 
 def _judge(stage, *, arch="h100", scope=Scope("intra-node", 1), user=None, measured=BW, nics=8,
-           category="communication/nccl-all-reduce"):
+           category="communication/nccl-all-reduce", platform="aws"):
     return judging_for(category=category, stage=stage, user_thresholds=user, measured_keys=measured, arch=arch,
-                       platform="aws", nics_per_node=nics, scope=scope)
+                       platform=platform, nics_per_node=nics, scope=scope)
 
 
 def test_production_is_the_public_acceptance_line_with_its_source():
@@ -31,8 +31,17 @@ def test_production_is_the_public_acceptance_line_with_its_source():
 
 @pytest.mark.parametrize("stage, bar", [("bring-up", 296), ("burn-in", 333), ("preproduction", 351.5), ("production", 370)])
 def test_each_stage_is_its_stated_fraction_of_the_inter_node_line(stage, bar):
-    j = _judge(stage, scope=Scope("inter-node", 4))
+    j = _judge(stage, scope=Scope("inter-node", 4), platform="azure")  # 8 x 400G NDR InfiniBand
     assert j.derived[0].bar == bar and j.thresholds["busBandwidthGBps"] == f"value >= {bar:g}"
+
+
+@pytest.mark.parametrize("platform", ["aws", "gcp"])
+def test_inter_node_on_a_platform_fabric_without_a_figure_is_not_judged(platform):
+    """EFA and TCPX have no published line; the IB/RoCE 370 is not borrowed for them."""
+    j = _judge("production", scope=Scope("inter-node", 4), platform=platform)
+    assert j.state == NO_BASELINE and not j.judged and not j.thresholds
+    assert j.message.startswith(f"not judged: no baseline for h100/{platform} (communication/nccl-all-reduce, "
+                                "inter-node 4-node)")
 
 
 def test_user_thresholds_always_win():
@@ -59,8 +68,8 @@ def test_a_tool_verdict_is_a_judgement():
 
 
 def test_unknown_nic_count_or_large_groups_have_no_inter_node_baseline():
-    assert _judge("production", scope=Scope("inter-node", 4), nics=None).state == NO_BASELINE
-    assert _judge("production", scope=Scope("inter-node", 128)).state == NO_BASELINE
+    assert _judge("production", scope=Scope("inter-node", 4), nics=None, platform="azure").state == NO_BASELINE
+    assert _judge("production", scope=Scope("inter-node", 128), platform="azure").state == NO_BASELINE
 
 
 def test_scope_follows_test_scale_and_group_size():
@@ -73,7 +82,7 @@ def test_scope_follows_test_scale_and_group_size():
 @pytest.mark.parametrize("stage", STAGES)
 def test_derived_bar_never_exceeds_the_acceptance_line_at_any_covered_size(stage):
     for nodes in range(2, 33):  # every group size the entry covers
-        j = _judge(stage, scope=Scope("inter-node", nodes))
+        j = _judge(stage, scope=Scope("inter-node", nodes), platform="azure")
         assert j.state == STAGE and 0 < j.derived[0].bar <= j.derived[0].acceptance
 
 

@@ -295,3 +295,76 @@ def passing_gb300() -> RunObjects:
         },
     }
     return RunObjects(root=c, workflows=[wf], jobs=[j], bandwidth_measurements=[bm])
+
+
+def _timed_job(name: str, wf_name: str, nodes: list[str]) -> dict:
+    """A finished Job whose workload ran 30 minutes on its nodes (for GPU-hours)."""
+    j = job(name, wf_name, [{**cond("Succeeded", "WorkloadCompleted"), "lastTransitionTime": "2026-08-06T17:00:00Z"}],
+            workloadStartTime="2026-08-06T16:30:00Z")
+    j["spec"] = {"nodes": nodes}
+    return j
+
+
+def judged_out_of_the_box(stage: str | None = None) -> RunObjects:
+    """Issue 14's first run: 16 H100 nodes, 4 per job, one slow NIC, no thresholds.
+
+    Without a stage nothing judges the category (NOT JUDGED) and the slow group is a
+    PerformanceOutlier; a node also regressed against its ledger record. With a stage the
+    derived bar and its source judge it.
+    """
+    nodes = [f"h100-node-{i:02d}" for i in range(16)]
+    groups = [nodes[i:i + 4] for i in range(0, 16, 4)]
+    peaks = [371.5, 371.0 if stage else 184.97, 372.4, 373.1]  # with a stage, the NIC was repaired
+    derived = []
+    if stage:
+        text = ("busBandwidthGBps >= 370 (production: H100 inter-node 2-32 nodes acceptance line, source "
+                "NVIDIA/cluster-readiness-engine:docs/designs/021-performance-threshold-enforcement.md)")
+        derived = [{"key": "busBandwidthGBps", "expression": "value >= 370", "bar": 370, "stage": stage,
+                    "fraction": 1.0, "acceptance": 370, "scope": "H100 inter-node 2-32 nodes",
+                    "source": "NVIDIA/cluster-readiness-engine:docs/designs/021-performance-threshold-enforcement.md",
+                    "text": text}]
+        judging = {"state": "stage", "judged": True, "stage": stage, "message": text, "derived": derived,
+                   "gpusPerNode": 8}
+    else:
+        judging = {"state": "none", "judged": False, "gpusPerNode": 8,
+                   "message": "not judged: no thresholds and no stage; set spec.stage (bring-up, burn-in, "
+                              "preproduction, production) or thresholds"}
+    c = cert(
+        "cert-ootb",
+        [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"nodesPerJob": 4}}],
+        [cond("Succeeded", "AllWorkflowsSucceeded")],
+        [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Succeeded",
+          "workflowRef": {"name": "wf-ar"}, "judged": judging["judged"], "judging": judging["message"]}],
+    )
+    wf = workflow(
+        "wf-ar",
+        [cond("Succeeded", "JobCompleted")],
+        {
+            "totalNodes": 16, "nodesPerJob": 4, "totalGroups": 4,
+            "detectedPlatform": "onprem", "detectedGPUArchitecture": "h100",
+            "groups": [{"name": f"group-{i}", "nodes": g, "phase": "Succeeded", "jobRef": job_ref(f"wf-ar-group-{i}")}
+                       for i, g in enumerate(groups)],
+            "judging": judging,
+            "performanceOutliers": [] if stage else [{
+                "group": "group-1", "nodes": groups[1], "value": 184.97, "median": 371.95, "fraction": 0.9,
+                "shape": "4 nodes x 8 GPUs, inter-node",
+                "message": "group-1 (h100-node-04, h100-node-05, h100-node-06, h100-node-07) measured 184.97 GB/s, "
+                           "below 0.9 x the median 371.95 GB/s of 4 groups of its shape"}],
+            "outlierCheck": "4 groups of 1 shape compared with their median (fraction 0.9, at least 3 groups)",
+            "regressions": [{
+                "node": "h100-node-09", "category": "communication/nccl-all-reduce", "scope": "inter-node 4-node",
+                "value": 297.2, "previous": 372.4, "previousRun": "burn-in/cert-yesterday", "margin": 0.1,
+                "message": "h100-node-09: 297.2 GB/s is more than 10 % below its last pass 372.4 GB/s "
+                           "(burn-in/cert-yesterday)"}],
+        },
+    )
+    jobs = [_timed_job(f"wf-ar-group-{i}", "wf-ar", g) for i, g in enumerate(groups)]
+    bms = [{
+        "kind": "BandwidthMeasurement",
+        "metadata": {"name": f"wf-ar-group-{i}-bandwidth", "namespace": "burn-in"},
+        "spec": {"jobRef": {"apiGroup": "nvcre.nvidia.com", "kind": "Job", "name": f"wf-ar-group-{i}"},
+                 "logProfileRef": "nccl-bandwidth"},
+        "status": {"conditions": [cond("Complete", "JobSucceeded")],
+                   "results": [{"sizeBytes": 16 << 30, "algBW": f"{p / 1.875:.2f}", "busBW": f"{p:.2f}", "samples": 9}]},
+    } for i, p in enumerate(peaks)]
+    return RunObjects(root=c, workflows=[wf], jobs=jobs, bandwidth_measurements=bms)
