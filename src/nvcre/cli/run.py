@@ -190,6 +190,22 @@ def _grant_run_access(client: KubeClient, namespace: str, release: str, controll
     return f"rolebinding/{binding} {'created' if created else 'exists'} (--grant-run-access)"
 
 
+def _run_access_hint(client: KubeClient, namespace: str, release: str, controller_namespace: str) -> str:
+    """Without --grant-run-access: a note when the namespace has no run-role binding (the
+    chart's default rbac.scope=namespaced needs one); nothing when it has one or we may not look."""
+    from nvcre.kube.client import ApiError
+
+    binding = run_access_binding(namespace, release, controller_namespace)
+    try:
+        if client.get(binding["apiVersion"], "RoleBinding", binding["metadata"]["name"], namespace) is not None:
+            return ""
+    except ApiError:
+        return ""
+    return (f"note: no RoleBinding {binding['metadata']['name']} in {namespace}: under rbac.scope=namespaced (the chart's "
+            f"default) the controller cannot run workloads here; add --grant-run-access, or have an admin apply "
+            f"`nvcrectl rbac print --namespace {namespace}`")
+
+
 def _create(client: KubeClient, obj: dict, namespace: str) -> None:
     _, created = client.create(obj, namespace)
     if not created:
@@ -225,6 +241,10 @@ def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: st
         info(f"namespace/{namespace} {'created' if created else 'exists'}")
         if grant:
             info(_grant_run_access(client, namespace, release, controller_namespace))
+        else:
+            hint = _run_access_hint(client, namespace, release, controller_namespace)
+            if hint:
+                info(hint)
         for extra in before:  # e.g. the workload registry's pull Secret
             _create(client, extra, namespace)
             info(f"{extra['kind'].lower()}/{extra['metadata']['name']} created")

@@ -152,3 +152,39 @@ def test_workloadrun_image_is_the_controller_image_for_setup(monkeypatch, capsys
     monkeypatch.setattr(cli_main, "main", lambda argv: seen.append(argv) or 0)
     assert main(["workloadrun", "run", RUN_FILE, "--setup", "--image", "reg.example/nvcre:2"]) == 0
     assert seen[0][:2] == ["setup", "init"] and seen[0][seen[0].index("--image") + 1] == "reg.example/nvcre:2"
+
+
+class FakeClient:
+    """Only what the run-access helpers call."""
+
+    def __init__(self, *, exists: bool = False, forbidden: bool = False):
+        self.exists, self.forbidden, self.created = exists, forbidden, []
+
+    def create(self, obj, namespace=None):
+        from nvcre.kube.client import ApiError
+
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", "rolebindings is forbidden")
+        self.created.append(obj)
+        return obj, not self.exists
+
+    def get(self, api_version, kind, name, namespace=None):
+        from nvcre.kube.client import ApiError
+
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", "no")
+        return {"metadata": {"name": name}} if self.exists else None
+
+
+def test_grant_run_access_binds_only_when_asked_and_a_refusal_is_an_error():
+    from nvcre.cli.run import _grant_run_access, _run_access_hint
+
+    client = FakeClient()
+    assert _grant_run_access(client, "team-a", "nvcre", "nvcre") == "rolebinding/nvcre-manager-run created (--grant-run-access)"
+    assert client.created[0]["roleRef"]["name"] == "nvcre-run-role"
+    with pytest.raises(UserError, match="--grant-run-access: you may not create the RoleBinding in team-a"):
+        _grant_run_access(FakeClient(forbidden=True), "team-a", "nvcre", "nvcre")
+    # not asked: nothing is created; a note only when the binding is missing
+    assert "add --grant-run-access" in _run_access_hint(FakeClient(), "team-a", "nvcre", "nvcre")
+    assert _run_access_hint(FakeClient(exists=True), "team-a", "nvcre", "nvcre") == ""
+    assert _run_access_hint(FakeClient(forbidden=True), "team-a", "nvcre", "nvcre") == ""
