@@ -305,3 +305,44 @@ def test_wait_shows_blocked_lines_then_the_pass(sim_fleet, controller, kube, kub
     assert "Result:       PASSED" in out
     ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", "".join(seen) + err).group(1)
     nvcrectl(kubeconfig, "certification", "cleanup", "gpu-cluster-cert", "-n", ns)
+
+
+def test_cleanup_runs_after_the_report_and_run_access_is_opt_in(kube, kubeconfig, kubectl):
+    """--wait --cleanup: the (partial) report is printed alone on stdout, then the
+    Certification and the namespace this run created are deleted, whatever the result.
+    --grant-run-access creates the controller's RoleBinding; without it none is made and
+    stderr says the namespace has none. No controller runs, so the wait ends first (exit 5)."""
+    run = nvcrectl(kubeconfig, "certification", "run", "--category", "diagnostics/dcgm-level4", "--wait",
+                   "--timeout", "3s", "--cleanup", "--grant-run-access", "-o", "json")
+    assert run.returncode == 5, run.stderr
+    ns = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", run.stderr).group(1)
+    assert "rolebinding/nvcre-manager-run created (--grant-run-access)" in run.stderr
+    assert json.loads(run.stdout)["result"] == "RUNNING"  # stdout is the report alone
+    assert "timed out after 3s; --cleanup removes the run now" in run.stderr
+    assert f"certification.nvcre.nvidia.com/{ns} deleted" in run.stderr
+    assert f"namespace/{ns} deleted (nvcrectl created it for this run)" in run.stderr
+    assert "[cleanup] done" in run.stderr and "warning" not in run.stderr
+    assert kube.get(NVCRE_API_VERSION, "Certification", ns, ns) is None
+    left = kubectl("get", "namespace", ns, "-o", "jsonpath={.status.phase}", check=False)
+    assert left.returncode != 0 or left.stdout == "Terminating", left.stdout
+
+    plain = nvcrectl(kubeconfig, "certification", "run", "--category", "diagnostics/dcgm-level4")
+    assert plain.returncode == 0, plain.stderr
+    ns2 = re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", plain.stderr).group(1)
+    try:
+        assert f"note: no RoleBinding nvcre-manager-run in {ns2}" in plain.stderr and "--grant-run-access" in plain.stderr
+        bindings = kubectl("get", "rolebindings", "-n", ns2, "-o", "name").stdout
+        assert "nvcre-manager-run" not in bindings
+    finally:
+        nvcrectl(kubeconfig, "certification", "cleanup", ns2, "-n", ns2)
+
+
+def test_bad_lifecycle_flags_change_nothing(kube, kubeconfig):
+    """A reference command line whose --image is the controller image is refused before
+    anything is created, and so is --cleanup without --wait."""
+    before = len(kube.list("v1", "Namespace"))
+    for args, words in ((["--setup", "--image", "ghcr.io/nvidia/manager:v1"], "give --controller-image"),
+                        (["--cleanup"], "--cleanup needs --wait")):
+        run = nvcrectl(kubeconfig, "certification", "run", "--category", "diagnostics/dcgm-level4", *args)
+        assert run.returncode == 2 and words in run.stderr and run.stdout == "", run.stderr
+    assert len(kube.list("v1", "Namespace")) == before

@@ -1,6 +1,7 @@
 """Install, inspect and remove nvcre the way a new user does, as subprocesses against the
 test bed: `setup init` (Helm, kept values, bad input), `setup status`, `cluster info`,
-`rbac print | kubectl apply`, `setup reset` keeping CRDs it does not own, and the
+`rbac print | kubectl apply`, `setup reset` keeping CRDs it does not own and the
+ReportExport ones (as the reference), and the
 wrong-input cases (unknown category, missing file, wrong namespace, bad --set)."""
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ FOREIGN_CRD = {
             }
         ],
     },
+}
+
+
+KEPT_POLICY = {
+    "apiVersion": "nvcre.nvidia.com/v1alpha1",
+    "kind": "ReportExportPolicy",
+    "metadata": {"name": "kept-by-reset"},
+    "spec": {"source": {"namespaces": ["gpu-certs"]}, "webhook": {"url": "https://tracker.example.com/nvcre"}},
 }
 
 
@@ -108,15 +117,22 @@ def test_setup_init_status_reset(control_plane, kubeconfig, kubectl, crds):
         assert kubectl("auth", "can-i", "create", "pods", "-n", "team-b", f"--as={sa}", check=False).stdout.strip() == "no"
         assert kubectl("auth", "can-i", "patch", "nodes", f"--as={sa}", check=False).stdout.strip() == "no"
 
+        # the reference's reset retains ReportExport resources: a policy made now survives it
+        kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(KEPT_POLICY))
         bad_reset = nvcrectl(kubeconfig, "setup", "reset", "-y", "--skip-phases", "crds", helm_path=helm)
         assert bad_reset.returncode == 2 and "accepted: cr, helm, deps" in bad_reset.stderr
         reset = nvcrectl(kubeconfig, "setup", "reset", "-y", "-n", ns, helm_path=helm)
         assert reset.returncode == 0, reset.stderr
         crd_count = len(list((REPO / "charts" / "nvcre" / "crds").glob("*.yaml")))
-        assert "uninstalled" in reset.stdout and f"deleted {crd_count} nvcre CRDs" in reset.stdout
+        assert "uninstalled" in reset.stdout and f"deleted {crd_count - 2} nvcre CRDs; kept 2" in reset.stdout
         crd_names = kubectl("get", "crd", "-o", "name").stdout
         assert "jobsets.jobset.x-k8s.io" in crd_names  # not ours: kept
-        assert "nvcre.nvidia.com" not in crd_names
+        assert sorted(n for n in crd_names.split() if "nvcre.nvidia.com" in n) == [
+            "customresourcedefinition.apiextensions.k8s.io/reportexportpolicies.nvcre.nvidia.com",
+            "customresourcedefinition.apiextensions.k8s.io/reportexports.nvcre.nvidia.com",
+        ]
+        kept = kubectl("get", "reportexportpolicies.nvcre.nvidia.com", "-n", ns, "-o", "name").stdout
+        assert "kept-by-reset" in kept
         after = nvcrectl(kubeconfig, "setup", "status", "-n", ns)
         assert after.returncode == 1 and "✗ Helm release" in after.stdout
     finally:
@@ -124,6 +140,7 @@ def test_setup_init_status_reset(control_plane, kubeconfig, kubectl, crds):
         kubectl("delete", "namespace", "team-a", "--ignore-not-found", "--wait=false")
         subprocess.run([helm, "uninstall", "nvcre", "-n", ns], capture_output=True, env={**os.environ, "KUBECONFIG": kubeconfig})
         _restore_crds(kubectl)
+        kubectl("delete", "reportexportpolicies.nvcre.nvidia.com", "kept-by-reset", "-n", ns, "--ignore-not-found", "--wait=false")
 
 
 def test_cluster_info_sees_the_fleet(sim_fleet, kubeconfig):

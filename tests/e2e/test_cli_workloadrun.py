@@ -81,3 +81,18 @@ def test_workloadrun_run_wait(sim_fleet, controller, kubeconfig, tmp_path, kube,
     gone = subprocess.run([NVCRECTL, "workloadrun", "cleanup", "nccl-all-reduce", "-n", ns],
                           capture_output=True, text=True, env=env, timeout=300)
     assert gone.returncode == 0 and f"namespace/{ns} deleted" in gone.stdout, gone.stderr
+
+
+def test_workloadrun_cleanup_after_the_report(kubeconfig, tmp_path, kube):
+    """`workloadrun run --wait --cleanup -n NEW`: no controller runs, so the wait ends; the
+    partial report is printed, then the WorkloadRun and the namespace the run created go."""
+    manifest = tmp_path / "run.yaml"
+    manifest.write_text(yaml.safe_dump(RUN))
+    env = {**os.environ, "KUBECONFIG": kubeconfig}
+    run = subprocess.run([NVCRECTL, "workloadrun", "run", str(manifest), "-n", "wr-cleanup", "--wait", "--timeout", "3s",
+                          "--cleanup", "-o", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 5, run.stderr
+    assert json.loads(run.stdout)["kind"] == "WorkloadRun"
+    assert "workloadrun.nvcre.nvidia.com/nccl-all-reduce deleted" in run.stderr
+    assert "namespace/wr-cleanup deleted (nvcrectl created it for this run)" in run.stderr
+    assert kube.get("nvcre.nvidia.com/v1alpha1", "WorkloadRun", "nccl-all-reduce", "wr-cleanup") is None

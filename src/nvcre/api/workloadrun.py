@@ -49,6 +49,7 @@ from nvcre.api.rules import (
     MAX_GPUS_PER_NODE,
     MAX_NICS_PER_NODE,
     MAX_REPEAT,
+    MIRROR_PATTERN,
     MOUNT_RULE,
     RESERVED_MOUNT_PATHS,
     RESERVED_VOLUME_NAMES,
@@ -284,6 +285,12 @@ class WorkloadRunSpec(ApiModel):
     nic_resource_name: Annotated[str, StringConstraints(max_length=253, pattern=NIC_RESOURCE_PATTERN)] | None = None
     enable_mnnvl: bool | None = Field(None, alias="enableMNNVL", description="Default: true on gb200/gb300.")
     image_pull_secrets: Annotated[list[LocalObjectReference], Field(max_length=16)] | None = None
+    workload_registry: Annotated[str, StringConstraints(max_length=253, pattern=MIRROR_PATTERN)] | None = Field(
+        None,
+        description="nvcre extension for air-gapped sites: pull every image of the run (its image, init containers, "
+        "and sidecars a platform adds, such as GCP's TCPXO daemon) from this mirror, host[:port][/path]. The registry "
+        "host is replaced; the repository path and tag/digest are kept; Docker Hub short names are expanded.",
+    )
     env: Annotated[list[RunEnvVar], Field(max_length=MAX_RUN_ENV)] | None = Field(
         None,
         description="Merged over the platform NCCL environment; a user value wins. MPI ranks get them as -x.",

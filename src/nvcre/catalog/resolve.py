@@ -640,6 +640,7 @@ def resolve_workloadrun(
         labels=labels,
         image=workload.image,
         image_pull_secrets=pull,
+        workload_registry=_get(spec, "workloadRegistry") or None,
         timeout_per_job=str(_get(orchestration, "timeoutPerJob") or base["defaults"]["timeoutPerJob"]),
         test_scale=test_scale,
         requested_test_scale=_get(orchestration, "testScale"),

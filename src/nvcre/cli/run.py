@@ -40,6 +40,7 @@ from nvcre.errors import EXIT_TIMEOUT, UserError
 from nvcre.objpath import dig
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nvcre.cli.run_lifecycle import Lifecycle
     from nvcre.kube.client import KubeClient
     from nvcre.report.model import Report
 
@@ -172,19 +173,37 @@ def _ensure_namespace(client: KubeClient, namespace: str, run: str) -> bool:
 
 
 def _grant_run_access(client: KubeClient, namespace: str, release: str, controller_namespace: str) -> str:
-    """Bind the controller's run role in the namespace (needed under rbac.scope=namespaced)."""
+    """--grant-run-access: bind the controller's run role in the namespace (what
+    rbac.scope=namespaced needs). Asked for and refused is an error, not a warning."""
     from nvcre.kube.client import ApiError
 
     try:
         _, created = client.create(run_access_binding(namespace, release, controller_namespace), namespace)
     except ApiError as err:
         if err.forbidden:
-            return (
-                f"warning: could not grant the controller access to {namespace} ({err.reason}); under "
-                f"rbac.scope=namespaced apply `nvcrectl rbac print --namespace {namespace}` as an admin"
-            )
+            raise UserError(
+                f"--grant-run-access: you may not create the RoleBinding in {namespace} ({err.reason}); ask an admin "
+                f"to apply `nvcrectl rbac print --namespace {namespace}`, then run again without --grant-run-access"
+            ) from None
         raise
-    return "granted the controller run access in the namespace" if created else ""
+    binding = run_access_binding(namespace, release, controller_namespace)["metadata"]["name"]
+    return f"rolebinding/{binding} {'created' if created else 'exists'} (--grant-run-access)"
+
+
+def _run_access_hint(client: KubeClient, namespace: str, release: str, controller_namespace: str) -> str:
+    """Without --grant-run-access: a note when the namespace has no run-role binding (the
+    chart's default rbac.scope=namespaced needs one); nothing when it has one or we may not look."""
+    from nvcre.kube.client import ApiError
+
+    binding = run_access_binding(namespace, release, controller_namespace)
+    try:
+        if client.get(binding["apiVersion"], "RoleBinding", binding["metadata"]["name"], namespace) is not None:
+            return ""
+    except ApiError:
+        return ""
+    return (f"note: no RoleBinding {binding['metadata']['name']} in {namespace}: under rbac.scope=namespaced (the chart's "
+            f"default) the controller cannot run workloads here; add --grant-run-access, or have an admin apply "
+            f"`nvcrectl rbac print --namespace {namespace}`")
 
 
 def _create(client: KubeClient, obj: dict, namespace: str) -> None:
@@ -208,7 +227,7 @@ def _load_one(file: Path, kind: str) -> dict:
 
 def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: str,
             kubeconfig: str | None, context: str | None, wait: bool, output: str,
-            before: tuple[dict, ...] = ()) -> KubeClient:
+            before: tuple[dict, ...] = (), grant: bool = False) -> KubeClient:
     """Create the run namespace, let the controller into it, create the run object, and
     say where to watch it; the client is returned for the wait.
 
@@ -220,9 +239,12 @@ def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: st
         client = connect(kubeconfig, context)
         created = _ensure_namespace(client, namespace, name)
         info(f"namespace/{namespace} {'created' if created else 'exists'}")
-        note = _grant_run_access(client, namespace, release, controller_namespace)
-        if note:
-            info(note)
+        if grant:
+            info(_grant_run_access(client, namespace, release, controller_namespace))
+        else:
+            hint = _run_access_hint(client, namespace, release, controller_namespace)
+            if hint:
+                info(hint)
         for extra in before:  # e.g. the workload registry's pull Secret
             _create(client, extra, namespace)
             info(f"{extra['kind'].lower()}/{extra['metadata']['name']} created")
@@ -324,7 +346,7 @@ def wait_for(client: KubeClient, kind: str, name: str, namespace: str, timeout: 
 
 def _finish(
     client: KubeClient, kind: str, name: str, namespace: str, wait: bool, timeout: float, output: str, files: tuple,
-    *, why: str = "", wide: bool = False,
+    *, why: str = "", wide: bool = False, cleanup: bool = False,
 ) -> None:
     if not wait:
         return
@@ -333,6 +355,9 @@ def _finish(
         report, finished = wait_for(client, kind, name, namespace, timeout)
         report = fetch_report(client, kind, name, namespace)  # with node layout for the final render
     code = emit(report, output, *files, wide=wide)
+    if not finished and cleanup:
+        print(f"timed out after {human_wait(timeout)}; --cleanup removes the run now", file=sys.stderr)
+        raise typer.Exit(EXIT_STILL_RUNNING)
     if not finished:
         stop = (
             f"nvcrectl certification cleanup {name} -n {namespace}"
@@ -351,6 +376,28 @@ def _finish(
         raise typer.Exit(code)
 
 
+def _submit_and_finish(lifecycle: Lifecycle, obj: dict, namespace: str, *, release: str, controller_namespace: str,
+                       kubeconfig: str | None, context: str | None, wait: bool, output: str, before: tuple[dict, ...],
+                       grant: bool, timeout: float, files: tuple, why: str, wide: bool) -> None:
+    """--setup, create the run, --wait for it, and --cleanup on every way out once anything was
+    made (the run's exit code stands; cleanup problems are warnings)."""
+    from nvcre.cli.run_lifecycle import run_cleanup, run_setup
+
+    kind, name = obj["kind"], obj["metadata"]["name"]
+    created = False
+    try:
+        if lifecycle.setup:
+            run_setup(lifecycle, release=release, namespace=controller_namespace, kubeconfig=kubeconfig, context=context)
+        client = _submit(obj, namespace, release=release, controller_namespace=controller_namespace, kubeconfig=kubeconfig,
+                         context=context, wait=wait, output=output, before=before, grant=grant)
+        created = True
+        _finish(client, kind, name, namespace, wait, timeout, output, files, why=why, wide=wide, cleanup=lifecycle.cleanup)
+    finally:
+        if lifecycle.cleanup:
+            run_cleanup(lifecycle, created=created, kind=kind, name=name, namespace=namespace, release=release,
+                        controller_namespace=controller_namespace, kubeconfig=kubeconfig, context=context)
+
+
 def _check_files_need_wait(wait: bool, files: tuple, output: str = "text") -> None:
     if not wait and any(f is not None for f in files):
         raise UserError("--results-file, --junit-file and --html-file need --wait (there is no result to write yet)")
@@ -359,6 +406,19 @@ def _check_files_need_wait(wait: bool, files: tuple, output: str = "text") -> No
 
 
 # ---------------------------------------------------------------- commands
+
+SetupOpt = typer.Option(False, "--setup", help="Install nvcre first (`setup init`: CRDs, controller, LogProfiles).")
+CleanupOpt = typer.Option(False, "--cleanup", help="With --wait: after the report (or a failure or timeout), delete the "
+                          "run and what it created, the namespace this run made, and after --setup what setup installed.")
+ControllerImageOpt = typer.Option(None, "--controller-image", help="With --setup: the controller image to install "
+                                  "(setup init --image).")
+ControllerPullSecretOpt = typer.Option(None, "--controller-pull-secret", envvar="NVCRE_CONTROLLER_PULL_SECRET",
+                                       help="With --setup: a registry token (e.g. a GitHub PAT for ghcr.io) to pull the "
+                                       "controller image with; stored as Secret nvcrectl-controller-pull in the install "
+                                       "namespace (or NVCRE_CONTROLLER_PULL_SECRET).")
+GrantRunAccessOpt = typer.Option(False, "--grant-run-access", help="Create the RoleBinding that lets the controller run "
+                                 "workloads in the run namespace (needed under rbac.scope=namespaced; "
+                                 "see `nvcrectl rbac print`).")
 
 
 @certification_app.command("run")
@@ -379,6 +439,11 @@ def certification_run(
     controller_namespace: str = typer.Option(DEFAULT_CONTROLLER_NAMESPACE, "--controller-namespace", help="Namespace nvcre runs in."),
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,
+    setup: bool = SetupOpt,
+    cleanup: bool = CleanupOpt,
+    controller_image: Optional[str] = ControllerImageOpt,
+    controller_pull_secret: Optional[str] = ControllerPullSecretOpt,
+    grant_run_access: bool = GrantRunAccessOpt,
     nodes_per_job: Optional[int] = typer.Option(None, "--nodes-per-job", help="Nodes per Job (spec.nodesPerJob)."),
     gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node", help="GPUs per node (spec.gpusPerNode)."),
     enable_checkpoint: Optional[bool] = typer.Option(None, "--enable-checkpoint/--no-enable-checkpoint", help="Training checkpoints on a PVC (spec.enableCheckpoint)."),
@@ -409,8 +474,15 @@ def certification_run(
                         startup_stall_timeout_seconds=startup_stall_timeout_seconds, repeat_count=repeat_count,
                         max_restarts=max_restarts, storage_class=storage_class, image=image,
                         workload_registry=workload_registry, stage=stage, regression_margin=regression_margin)
+    from nvcre.cli.run_lifecycle import check_lifecycle
+
     credentials = registry_credentials(workload_registry, registry_username, registry_password)
     files = (results_file, junit_file, html_file)
+    if setup and image and not controller_image:
+        raise UserError("--image is the workload image (spec.image) in nvcre; the controller image --setup installs is "
+                        "--controller-image (the reference's --image): give --controller-image, or drop --image")
+    lifecycle = check_lifecycle(setup=setup, cleanup=cleanup, wait=wait, controller_image=controller_image,
+                                controller_token=controller_pull_secret)
     if bool(category) == bool(cert_file):
         raise UserError("give either --category (one or more) or --cert-file, not both and not neither")
     check_output_format(output)
@@ -454,9 +526,9 @@ def certification_run(
     if credentials:
         before = (pull_secret(cname, ns, workload_registry or "", *credentials),)
 
-    client = _submit(cert, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context, wait=wait, output=output, before=before)
-    _finish(client, "Certification", cname, ns, wait, wait_seconds, output, files, why=why, wide=wide)
+    _submit_and_finish(lifecycle, cert, ns, release=release, controller_namespace=controller_namespace,
+                       kubeconfig=kubeconfig, context=context, wait=wait, output=output, before=before,
+                       grant=grant_run_access, timeout=wait_seconds, files=files, why=why, wide=wide)
 
 
 WORKLOADRUN_DEFAULT_TIMEOUT = "30m"  # the reference's --timeout default for workloadrun run
@@ -493,12 +565,20 @@ def workloadrun_run(
     controller_namespace: str = typer.Option(DEFAULT_CONTROLLER_NAMESPACE, "--controller-namespace", help="Namespace nvcre runs in."),
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,
+    setup: bool = SetupOpt,
+    cleanup: bool = CleanupOpt,
+    controller_image: Optional[str] = typer.Option(None, "--image", "--controller-image", help=ControllerImageOpt.help),
+    controller_pull_secret: Optional[str] = ControllerPullSecretOpt,
+    grant_run_access: bool = GrantRunAccessOpt,
 ) -> None:
     """Create a WorkloadRun (an ad-hoc workload without the catalog); with --wait, watch it and print its report."""
     from nvcre.api.load import parse_object
     from nvcre.cli.run_options import registry_credentials
+    from nvcre.cli.run_lifecycle import check_lifecycle
     from nvcre.cli.workloadrun_ops import apply_registry, apply_run_flags, fit_to_target
 
+    lifecycle = check_lifecycle(setup=setup, cleanup=cleanup, wait=wait, controller_image=controller_image,
+                                controller_token=controller_pull_secret, image_flag="--image")
     credentials = registry_credentials(workload_registry, registry_username, registry_password)
     files = (results_file, junit_file, html_file)
     check_output_format(output)
@@ -523,14 +603,14 @@ def workloadrun_run(
     if node_list is not None or topology_domain is not None:
         with cluster_errors():
             info(fit_to_target(connect(kubeconfig, context), run, topology_domain=topology_domain, node_list=node_list))
-    client = _submit(run, ns, release=release, controller_namespace=controller_namespace,
-                     kubeconfig=kubeconfig, context=context, wait=wait, output=output,
-                     before=(secret,) if secret else ())
-    _finish(client, "WorkloadRun", run["metadata"]["name"], ns, wait, wait_seconds, output, files, why="--timeout", wide=wide)
+    _submit_and_finish(lifecycle, run, ns, release=release, controller_namespace=controller_namespace,
+                       kubeconfig=kubeconfig, context=context, wait=wait, output=output,
+                       before=(secret,) if secret else (), grant=grant_run_access, timeout=wait_seconds,
+                       files=files, why="--timeout", wide=wide)
 
 
-def _cleanup(kind: str, name: str, namespace: str, keep_namespace: bool, timeout: str,
-             kubeconfig: str | None, context: str | None) -> None:
+def cleanup_run(kind: str, name: str, namespace: str, keep_namespace: bool, timeout: str,
+                kubeconfig: str | None, context: str | None) -> None:
     """Delete a run object with foreground propagation, wait until it is gone, and remove
     the namespace `run` made for it (labelled as ours and named after this run)."""
     from nvcre.report.collect import not_found_message
@@ -575,7 +655,7 @@ def certification_cleanup(
 ) -> None:
     """Delete a Certification and what it created (Workflows, Jobs, workloads), and the
     namespace `certification run` made for it."""
-    _cleanup("Certification", name, namespace, keep_namespace, timeout, kubeconfig, context)
+    cleanup_run("Certification", name, namespace, keep_namespace, timeout, kubeconfig, context)
 
 
 @workloadrun_app.command("cleanup")
@@ -589,4 +669,4 @@ def workloadrun_cleanup(
 ) -> None:
     """Delete a WorkloadRun and what it created (Jobs, workloads, pods), and the namespace
     `workloadrun run` made for it. Read its report first: the pods' logs go with it."""
-    _cleanup("WorkloadRun", name, namespace, keep_namespace, timeout, kubeconfig, context)
+    cleanup_run("WorkloadRun", name, namespace, keep_namespace, timeout, kubeconfig, context)

@@ -36,6 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover - the client loads when a command connects
 INIT_PHASES = ("deps", "helm")
 RESET_PHASES = ("cr", "helm", "deps")
 KEPT_ACROSS_RESET = ("rbac.scope", "rbac.runNamespaces")
+# Reset keeps these CRDs, so their objects survive, as the reference's reset retains
+# ReportExport resources: the delivery records (and policies) outlive a reinstall.
+KEPT_BY_RESET = ("reportexports", "reportexportpolicies")
 NVCRE_KINDS = ("Certification", "WorkloadRun", "Workflow", "Job", "BandwidthMeasurement", "GoodputMeasurement")
 _SET_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-\[\]\\]*$")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -459,7 +462,8 @@ def reset(
     context: Optional[str] = ContextOpt,
 ) -> None:
     """Remove what setup init installed: nvcre objects (cr), the release and nvcre's own CRDs
-    (helm). CRDs of other groups (JobSet, Trainer, ServiceMonitor, ...) are never touched."""
+    (helm). ReportExport and ReportExportPolicy objects and their CRDs are kept, as in the
+    reference. CRDs of other groups (JobSet, Trainer, ServiceMonitor, ...) are never touched."""
     skipped = parse_phases(skip_phases, RESET_PHASES, "setup reset")
     helm = Helm(find_helm(helm_bin), kubeconfig, context) if "helm" not in skipped else None
     with cluster_errors():
@@ -489,13 +493,21 @@ def reset(
                 print(f"helm: release {release} uninstalled from {namespace}")
             else:
                 print(f"helm: release {release} not installed in {namespace}")
-            ours = sorted(n for n, c in crds.items() if c["spec"]["group"] == API_GROUP)
+            ours, kept = crds_to_delete(crds)
             for name in ours:
                 client.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
             _wait_crds_gone(client, ours)
-            print(f"crds: deleted {len(ours)} nvcre CRDs; kept {len(crds) - len(ours)} CRDs of other groups")
+            print(f"crds: deleted {len(ours)} nvcre CRDs; kept {len(kept)} ({', '.join(kept)}: ReportExport "
+                  f"delivery records and policies are retained) and {len(crds) - len(ours) - len(kept)} CRDs of other groups")
         if "deps" not in skipped:
             print("deps: nothing to remove (setup init installs no dependencies)")
+
+
+def crds_to_delete(crds: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """(nvcre CRDs reset deletes, nvcre CRDs it keeps), each sorted; other groups are in neither."""
+    ours = sorted(n for n, c in crds.items() if (c.get("spec") or {}).get("group") == API_GROUP)
+    kept = [n for n in ours if n.split(".", 1)[0] in KEPT_BY_RESET]
+    return [n for n in ours if n not in kept], kept
 
 
 def _wait_crds_gone(client, names: list[str], timeout_s: float = 120.0) -> None:

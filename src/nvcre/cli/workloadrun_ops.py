@@ -98,9 +98,11 @@ def apply_run_flags(run: dict, *, node_list: str | None = None, topology_domain:
 
 
 def apply_registry(run: dict, mirror: str | None, credentials: tuple[str, str] | None) -> dict | None:
-    """``--workload-registry``: the run's image and init containers' images from the mirror
-    (the host replaced, path and tag kept); with credentials, the ``nvcrectl-pull-<name>``
-    Secret to create first, referenced from ``imagePullSecrets``."""
+    """``--workload-registry``: ``spec.workloadRegistry``, so the controller pulls every image
+    of the run from the mirror, sidecars a platform adds included (the host replaced, path and
+    tag kept); the run's image and init containers are rewritten here too, so the stored run
+    shows what is pulled. With credentials, the ``nvcrectl-pull-<name>`` Secret to create
+    first, referenced from ``imagePullSecrets``."""
     from nvcre.cli.run_options import pull_secret, pull_secret_name
     from nvcre.workloads.registry import check_mirror, mirror_image
 
@@ -110,6 +112,7 @@ def apply_registry(run: dict, mirror: str | None, credentials: tuple[str, str] |
     if problem:
         raise UserError(problem)
     spec = run.setdefault("spec", {})
+    spec["workloadRegistry"] = mirror
     if spec.get("image"):
         spec["image"] = mirror_image(spec["image"], mirror)
     for container in spec.get("initContainers") or []:

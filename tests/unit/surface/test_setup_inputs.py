@@ -79,3 +79,25 @@ def test_image_pull_secrets_become_the_charts_list(tmp_path):
     values.write_text("imagePullSecrets:\n- name: other\n")
     with pytest.raises(UserError, match="v.yaml: imagePullSecrets"):
         pull_secret_sets(["regcred"], [], [], [str(values)])
+
+
+def test_reset_keeps_the_report_export_crds_as_the_reference_does():
+    """The reference's reset "retains ReportExport resources": nvcre keeps both CRDs of that
+    feature (deleting a CRD deletes its objects), deletes its other CRDs, and never a foreign one."""
+    from pathlib import Path
+
+    import yaml
+
+    from nvcre.cli.setup import crds_to_delete
+
+    chart = Path(__file__).resolve().parents[3] / "charts" / "nvcre" / "crds"
+    crds = {}
+    for f in chart.glob("*.yaml"):
+        doc = yaml.safe_load(f.read_text())
+        crds[doc["metadata"]["name"]] = doc
+    crds["jobsets.jobset.x-k8s.io"] = {"spec": {"group": "jobset.x-k8s.io"}}
+    deleted, kept = crds_to_delete(crds)
+    assert kept == ["reportexportpolicies.nvcre.nvidia.com", "reportexports.nvcre.nvidia.com"]
+    assert "certifications.nvcre.nvidia.com" in deleted and "workloadruns.nvcre.nvidia.com" in deleted
+    assert "jobsets.jobset.x-k8s.io" not in deleted
+    assert len(deleted) + len(kept) == len(crds) - 1

@@ -174,3 +174,76 @@ def test_images_cli_formats_and_bad_input(tmp_path, capsys):
                  "--workload-registry", "http://m/"])
     captured = capsys.readouterr()
     assert code != 0 and captured.out == "" and "--workload-registry" in captured.err
+
+
+# ---------------------------------------------------------------- WorkloadRuns
+
+_FRAMEWORKS = {
+    "exec": {"exec": {"command": ["true"]}},
+    "torch": {"torch": {"script": "/config/train.py"}},
+    "mpi": {"mpi": {"binary": "/usr/local/bin/all_reduce_perf_mpi", "mpirunPath": "/usr/local/mpi/bin/mpirun"}},
+}
+_RUN_PAIRS = [("gcp", "h100"), ("aws", "h100"), ("aws", "gb200"), ("azure", "h100"), ("oci", "gb300"), ("onprem", "h100")]
+
+
+def _workloadrun(image: str, framework: str, registry: str | None, init_image: str | None) -> dict:
+    spec: dict = {"image": image, "numNodes": 2, "framework": _FRAMEWORKS[framework]}
+    if registry:
+        spec["workloadRegistry"] = registry
+    if init_image:
+        spec["initContainers"] = [{"name": "prep", "image": init_image, "command": ["true"]}]
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": "r"}, "spec": spec}
+
+
+def test_workloadrun_tcpxo_daemon_goes_under_the_mirror():
+    """GCP H100 adds the TCPXO daemon sidecar: with workloadRegistry it is pulled from the mirror too
+    (before the option existed only the run's own image could be rewritten, by the CLI)."""
+    from nvcre.api.load import parse_object
+    from nvcre.catalog.resolve import resolve_workloadrun
+
+    body = _workloadrun("nvcr.io/nvidia/pytorch:25.06-py3", "exec", MIRROR, None)
+    run = parse_object(body, source="t.yaml")  # the API model takes the field
+    resolved = resolve_workloadrun(run, platform="gcp", gpu_arch="h100")
+    for adapter in ("native", "trainjob"):
+        images = images_of(render_workload(resolved, name="r-0", namespace="ns", nodes=["a", "b"], adapter=adapter))
+        assert any("tcpgpudmarxd" in i for i in images), images  # the platform's sidecar is there
+        assert images and all(i.startswith(MIRROR + "/") for i in images), images
+
+
+@settings(max_examples=60, deadline=None)
+@given(host=_host, path=st.lists(_component, min_size=1, max_size=3), suffix=_suffix, mirror=_mirror,
+       framework=st.sampled_from(sorted(_FRAMEWORKS)), pair=st.sampled_from(_RUN_PAIRS),
+       adapter=st.sampled_from(["native", "trainjob"]), with_init=st.booleans())
+def test_property_every_workloadrun_image_is_under_the_mirror(host, path, suffix, mirror, framework, pair, adapter, with_init):
+    """Whatever the image, framework, platform and adapter, every image a WorkloadRun with
+    workloadRegistry renders (its image, init containers, platform sidecars) is under the mirror."""
+    from nvcre.catalog.resolve import resolve_workloadrun
+
+    assume(host or "." not in path[0])
+    image = (f"{host}/" if host else "") + "/".join(path) + suffix
+    run = _workloadrun(image, framework, mirror, "busybox:1.36" if with_init else None)
+    resolved = resolve_workloadrun(run, platform=pair[0], gpu_arch=pair[1])
+    objects = render_workload(resolved, name="r-0", namespace="ns", nodes=["a", "b"], adapter=adapter)
+    found = _every_image_field(objects, set())
+    assert found and all(i.startswith(mirror + "/") for i in found), found
+    assert set(images_of(objects)) == found
+
+
+def test_workloadrun_registry_flag_sets_the_option_the_controller_reads():
+    from nvcre.cli.workloadrun_ops import apply_registry
+    from nvcre.catalog.resolve import resolve_workloadrun
+
+    run = _workloadrun("nvcr.io/nvidia/pytorch:25.06-py3", "exec", None, None)
+    apply_registry(run, MIRROR, None)
+    assert run["spec"]["workloadRegistry"] == MIRROR
+    resolved = resolve_workloadrun(run, platform="gcp", gpu_arch="h100")
+    images = images_of(render_workload(resolved, name="r-0", namespace="ns", nodes=["a", "b"]))
+    assert all(i.startswith(MIRROR + "/") for i in images), images
+
+
+def test_workloadrun_bad_registry_in_a_manifest_is_named():
+    from nvcre.api.load import parse_object
+
+    with pytest.raises(Exception) as err:
+        parse_object(_workloadrun("img", "exec", "https://bad/", None), source="run.yaml")
+    assert "workloadRegistry" in str(getattr(err.value, "message", err.value)) or "workloadRegistry" in str(err.value)

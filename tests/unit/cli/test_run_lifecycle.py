@@ -1,0 +1,190 @@
+"""`--setup`, `--cleanup`, `--controller-image`/`--image`, `--controller-pull-secret` and
+`--grant-run-access` of `certification run` and `workloadrun run` (reference section 7.3):
+the checks, the commands they run, and the order, with the cluster side recorded."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+import typer
+
+from nvcre.cli.main import main
+from nvcre.cli.run_lifecycle import (
+    CONTROLLER_PULL_SECRET, Lifecycle, check_lifecycle, controller_pull_secret, registry_host, reset_argv, setup_argv,
+)
+from nvcre.errors import UserError
+
+REPO = Path(__file__).resolve().parents[3]
+RUN_FILE = str(REPO / "examples" / "seeds" / "000-workloadrun-nccl-all-reduce.yaml")
+CERT = ["certification", "run", "--category", "communication/nccl-all-reduce", "--name", "nvcrectl-t"]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(controller_image="reg.example/nvcre:1"), "--controller-image is the controller image that --setup installs"),
+    (dict(controller_token="tok"), "--controller-pull-secret is the registry token --setup"),
+    (dict(setup=True, controller_token="  "), "the token is empty"),
+    (dict(cleanup=True), "--cleanup needs --wait"),
+])
+def test_combinations_that_would_do_nothing_are_refused(kwargs, message):
+    args = dict(setup=False, cleanup=False, wait=False, controller_image=None, controller_token=None) | kwargs
+    with pytest.raises(UserError, match=message):
+        check_lifecycle(**args)
+
+
+def test_setup_and_reset_command_lines():
+    life = check_lifecycle(setup=True, cleanup=True, wait=True, controller_image="reg.example:5000/nvcre:1",
+                           controller_token="tok")
+    assert setup_argv(life, release="r", namespace="nv", kubeconfig="/k", context="c") == [
+        "setup", "init", "--auto-approve", "--release", "r", "--namespace", "nv", "--image", "reg.example:5000/nvcre:1",
+        "--image-pull-secret", CONTROLLER_PULL_SECRET, "--kubeconfig", "/k", "--context", "c"]
+    assert setup_argv(Lifecycle(setup=True), release="nvcre", namespace="nvcre", kubeconfig=None, context=None) == [
+        "setup", "init", "--auto-approve", "--release", "nvcre", "--namespace", "nvcre"]
+    assert reset_argv(release="r", namespace="nv", kubeconfig=None, context=None) == [
+        "setup", "reset", "--auto-approve", "--release", "r", "--namespace", "nv"]
+
+
+@pytest.mark.parametrize("image,host", [(None, "ghcr.io"), ("reg.example:5000/a/b:1", "reg.example:5000"),
+                                        ("localhost/x", "localhost"), ("nvcre/nvcre:1", "docker.io")])
+def test_controller_pull_secret_is_for_the_controller_image_registry(image, host):
+    assert registry_host(image) == host
+    secret = controller_pull_secret("s3cret", image, "nv")
+    assert secret["metadata"] == {"name": CONTROLLER_PULL_SECRET, "namespace": "nv",
+                                  "labels": {"app.kubernetes.io/managed-by": "nvcrectl"}}
+    assert secret["type"] == "kubernetes.io/dockerconfigjson"
+    config = json.loads(base64.b64decode(secret["data"][".dockerconfigjson"]))
+    assert list(config["auths"]) == [host] and config["auths"][host]["password"] == "s3cret"
+
+
+@pytest.mark.parametrize("argv,message", [
+    ([*CERT, "--cleanup"], "--cleanup needs --wait"),
+    ([*CERT, "--setup", "--image", "reg.example/pytorch:1"], "give --controller-image"),
+    ([*CERT, "--controller-pull-secret", "tok"], "add --setup"),
+    (["workloadrun", "run", RUN_FILE, "--image", "reg.example/nvcre:1"], "--image is the controller image that --setup"),
+    (["workloadrun", "run", RUN_FILE, "--cleanup"], "--cleanup needs --wait"),
+])
+def test_bad_combinations_exit_2_before_touching_a_cluster(argv, message, capsys, monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent")
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and "Traceback" not in captured.err
+
+
+class Recorder:
+    """Stands in for the cluster side of a run: what was called, in order."""
+
+    def __init__(self, monkeypatch, *, finish_code: int = 0, submit_fails: bool = False):
+        import nvcre.cli.run as run
+        self.calls: list[tuple] = []
+
+        def nvcrectl(argv):
+            print("helm chatter that must not reach stdout")
+            self.calls.append(tuple(argv[:2]))
+            return 0
+
+        def submit(obj, namespace, **kw):
+            self.calls.append(("submit", obj["kind"], namespace, kw["grant"]))
+            if submit_fails:
+                raise UserError("certification 'x' already exists")
+            return object()
+
+        def finish(client, kind, name, namespace, wait, timeout, output, files, **kw):
+            self.calls.append(("finish", kind, kw["cleanup"]))
+            print('{"result": "PASSED"}')
+            if finish_code:
+                raise typer.Exit(finish_code)
+
+        def cleanup(kind, name, namespace, keep_namespace, timeout, kubeconfig, context):
+            print(f"{kind.lower()} {name} deleted")
+            self.calls.append(("cleanup", kind, name, namespace))
+
+        import nvcre.cli.main as cli_main
+
+        monkeypatch.setattr(cli_main, "main", nvcrectl)  # the nested setup init / reset, not the run itself
+        monkeypatch.setattr(run, "_submit", submit)
+        monkeypatch.setattr(run, "_finish", finish)
+        monkeypatch.setattr(run, "cleanup_run", cleanup)
+
+
+@pytest.mark.parametrize("finish_code", [0, 1, 5])
+def test_setup_run_wait_then_cleanup_on_every_exit(monkeypatch, capsys, finish_code):
+    rec = Recorder(monkeypatch, finish_code=finish_code)
+    code = main([*CERT, "--setup", "--wait", "--cleanup", "-o", "json", "--grant-run-access"])
+    assert code == finish_code  # the run's own verdict stands
+    assert rec.calls == [("setup", "init"), ("submit", "Certification", "nvcrectl-t", True),
+                         ("finish", "Certification", True), ("cleanup", "Certification", "nvcrectl-t", "nvcrectl-t"),
+                         ("setup", "reset")]
+    out = capsys.readouterr().out
+    assert out == '{"result": "PASSED"}\n'  # setup, cleanup and reset talk on stderr
+
+
+def test_cleanup_without_setup_leaves_the_install(monkeypatch, capsys):
+    rec = Recorder(monkeypatch)
+    assert main(["workloadrun", "run", RUN_FILE, "--wait", "--cleanup", "-n", "team-a"]) == 0
+    assert [c[0] for c in rec.calls] == ["submit", "finish", "cleanup"]
+    assert rec.calls[0] == ("submit", "WorkloadRun", "team-a", False)  # no RoleBinding unless asked
+
+
+def test_a_run_not_created_is_not_deleted_but_setup_is_undone(monkeypatch, capsys):
+    rec = Recorder(monkeypatch, submit_fails=True)
+    assert main([*CERT, "--setup", "--wait", "--cleanup"]) == 2
+    assert rec.calls == [("setup", "init"), ("submit", "Certification", "nvcrectl-t", False), ("setup", "reset")]
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_failed_setup_stops_the_run(monkeypatch, capsys):
+    import nvcre.cli.main as cli_main
+
+    rec = Recorder(monkeypatch)
+    monkeypatch.setattr(cli_main, "main", lambda argv: rec.calls.append(tuple(argv[:2])) or 3)
+    assert main([*CERT, "--setup", "--wait"]) == 3
+    assert rec.calls == [("setup", "init")]
+    assert "setup init failed (exit 3); nothing was created" in capsys.readouterr().err
+
+
+def test_workloadrun_image_is_the_controller_image_for_setup(monkeypatch, capsys):
+    import nvcre.cli.main as cli_main
+
+    seen: list[list[str]] = []
+    Recorder(monkeypatch)
+    monkeypatch.setattr(cli_main, "main", lambda argv: seen.append(argv) or 0)
+    assert main(["workloadrun", "run", RUN_FILE, "--setup", "--image", "reg.example/nvcre:2"]) == 0
+    assert seen[0][:2] == ["setup", "init"] and seen[0][seen[0].index("--image") + 1] == "reg.example/nvcre:2"
+
+
+class FakeClient:
+    """Only what the run-access helpers call."""
+
+    def __init__(self, *, exists: bool = False, forbidden: bool = False):
+        self.exists, self.forbidden, self.created = exists, forbidden, []
+
+    def create(self, obj, namespace=None):
+        from nvcre.kube.client import ApiError
+
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", "rolebindings is forbidden")
+        self.created.append(obj)
+        return obj, not self.exists
+
+    def get(self, api_version, kind, name, namespace=None):
+        from nvcre.kube.client import ApiError
+
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", "no")
+        return {"metadata": {"name": name}} if self.exists else None
+
+
+def test_grant_run_access_binds_only_when_asked_and_a_refusal_is_an_error():
+    from nvcre.cli.run import _grant_run_access, _run_access_hint
+
+    client = FakeClient()
+    assert _grant_run_access(client, "team-a", "nvcre", "nvcre") == "rolebinding/nvcre-manager-run created (--grant-run-access)"
+    assert client.created[0]["roleRef"]["name"] == "nvcre-run-role"
+    with pytest.raises(UserError, match="--grant-run-access: you may not create the RoleBinding in team-a"):
+        _grant_run_access(FakeClient(forbidden=True), "team-a", "nvcre", "nvcre")
+    # not asked: nothing is created; a note only when the binding is missing
+    assert "add --grant-run-access" in _run_access_hint(FakeClient(), "team-a", "nvcre", "nvcre")
+    assert _run_access_hint(FakeClient(exists=True), "team-a", "nvcre", "nvcre") == ""
+    assert _run_access_hint(FakeClient(forbidden=True), "team-a", "nvcre", "nvcre") == ""
