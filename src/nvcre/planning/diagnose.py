@@ -62,6 +62,7 @@ until results are recorded), so a controller restart resumes exactly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
@@ -152,14 +153,15 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
         if res is None:
             raise DiagnoseError(
                 f"round {state.round}: no result for group {[state.names[i] for i in nodes][:6]} ({tag})")
-        outcome = _outcome(res, state.policy)
+        measured = magnitude(res)
+        outcome = _outcome(res.passed, measured, state.policy)
         state.stage[f"{case_id}:{slot}"] = len(state.tests)
         why = res.reason or ""
         if res.kind == "hang" and "timeout" not in why.lower() and "timedout" not in why.lower():
             why = f"{why} (timeout)".strip()
         if res.pairs is not None and tag == "pairwise":
             state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, nodes, state)
-        state.tests.append((state.round, tuple(nodes), tag, outcome, res.measured, why))
+        state.tests.append((state.round, tuple(nodes), tag, outcome, measured, why))
     state.pending = state.pending[limit:]
     if state.pending and state.round >= state.policy.max_rounds:
         # a stage wider than maxConcurrent would run past the budget: stop here
@@ -174,23 +176,43 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
     return state
 
 
+def figure(value) -> float | None:
+    """A bandwidth figure, or None when there is none: a transfer or job that failed reports
+    nothing, 0 or a non-number, and none of those is a magnitude (0 would read as the
+    slowest possible group and explain any slowness; see docs/design/050, failed measurements)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def magnitude(res: GroupResult) -> float | None:
+    """The figure a result contributes as evidence: none for a crash or a hang (a job that died
+    may leave a partial figure, but it measured its death, not the slowest member or link)."""
+    if not res.passed and res.kind in ("crash", "hang"):
+        return None
+    return figure(res.measured)
+
+
 def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
     """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
-    decoded into nodes, racks and links (``diagnose_cases.decode_pairs``), and the median."""
+    and the failed transfers (no figure: crash evidence, never slow) decoded into nodes, racks,
+    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median."""
     policy = state.policy
+    figures: dict[tuple[int, int], float | None] = {}
+    for (a, b), v in pairs.items():
+        i, j = pos.get(a), pos.get(b)
+        if i is not None and j is not None and i != j:
+            figures[(i, j) if i < j else (j, i)] = figure(v)
     median = None
-    if not policy.threshold:  # the bar then comes from the pairs themselves
-        values = sorted(pairs.values())
+    if not policy.threshold:  # the bar then comes from the measured pairs themselves
+        values = sorted(v for v in figures.values() if v is not None)
         median = float(values[len(values) // 2]) if values else None
     bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
-    slow = []
-    for (a, b), v in pairs.items():
-        if v < low:
-            i, j = pos.get(a), pos.get(b)
-            if i is not None and j is not None and i != j:
-                slow.append((i, j, v) if i < j else (j, i, v))
-    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names))
+    slow = sorted((i, j, v) for (i, j), v in figures.items() if v is not None and v < low)
+    failed = sorted(k for k, v in figures.items() if v is None)
+    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed)
     out["median"] = median
     return out
 
@@ -202,11 +224,11 @@ def failure_kind(measured: float | None, reason: str) -> str:
     return "hang" if "timeout" in (reason or "").lower() or "timedout" in (reason or "").lower() else "crash"
 
 
-def _outcome(res: GroupResult, policy: DiagnosePolicy) -> str:
-    if policy.threshold and res.measured is not None and policy.marginal_band > 0:
-        if abs(res.measured / policy.threshold - 1.0) < policy.marginal_band:
+def _outcome(passed: bool, measured: float | None, policy: DiagnosePolicy) -> str:
+    if policy.threshold and measured is not None and policy.marginal_band > 0:
+        if abs(measured / policy.threshold - 1.0) < policy.marginal_band:
             return "M"
-    return "P" if res.passed else "F"
+    return "P" if passed else "F"
 
 
 def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:

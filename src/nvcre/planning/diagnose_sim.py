@@ -170,18 +170,23 @@ class Fleet:
         sc = self.sc
         if sc.flip and self.rng.random() < sc.flip:
             return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
-        pairs = {}
+        pairs: dict[tuple[str, str], float | None] = {}
         for a, b in self._touched_pairs(group):
-            value = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
-            for n in (a, b):  # an intermittent end fails some of its transfers (they read 0)
+            value: float | None = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
+            for n in (a, b):  # an intermittent end fails some of its transfers: no figure for them
                 q = sc.intermittent.get(n)
                 if q is not None and self.rng.random() < q:
-                    value = 0.0
+                    value = None
             pairs[(a, b)] = value
-        worst = min(pairs.values()) if pairs else NOMINAL_GBPS
-        passed = worst >= sc.threshold
-        return GroupResult(list(group), passed, worst, "" if passed else "ThresholdViolation",
-                           "" if passed else "slow", pairs=pairs)
+        figures = [v for v in pairs.values() if v is not None]
+        worst = min(figures) if figures else None
+        slow = worst is not None and worst < sc.threshold
+        failed = len(figures) < len(pairs)
+        if not slow and not failed:
+            return GroupResult(list(group), True, worst if worst is not None else NOMINAL_GBPS, "", "", pairs=pairs)
+        if slow:  # measured below the bar: the slowest pair is the Job's figure
+            return GroupResult(list(group), False, worst, "ThresholdViolation", "slow", pairs=pairs)
+        return GroupResult(list(group), False, None, "WorkloadFailed", "crash", pairs=pairs)
 
     def _touched_pairs(self, group: Sequence[str]) -> list[tuple[str, str]]:
         """Every pair of a small group; in a large one the pairs a fault touches (a bad node's,
