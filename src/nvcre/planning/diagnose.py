@@ -231,13 +231,15 @@ def _outcome(passed: bool, measured: float | None, policy: DiagnosePolicy) -> st
     return "P" if passed else "F"
 
 
-def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:
+def _rack_explanations(s: DiagnoseState) -> tuple[set[int], dict[int, int]]:
     """Convicted nodes whose every failing test left their rack, while no test that left the
     rack passed: that rack's uplink explains them as well. Two or more such nodes of one rack
     are folded into the rack (one fault instead of several); a single one keeps its conviction
-    with the uplink named as the alternative. Returns (folded nodes, nodes with alternative)."""
+    with the uplink named as the alternative (or the uplink of the one other rack every failing
+    partner test went into). Returns (folded nodes, node -> the rack whose uplink is the
+    alternative)."""
     if len(s.domain_names) < 2 or not any(s.domain_names):
-        return set(), set()
+        return set(), {}
     crossing_pass: set[int] = set()
     for _r, nodes, _tag, o, _m, _w in s.tests:
         doms = {s.dom[i] for i in nodes}
@@ -250,18 +252,31 @@ def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:
         d = s.dom[x]
         if x in inside or d in crossing_pass or (any(d for d in s.domain_names) and not s.domain_names[d]):
             continue
-        fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] != "P"]
+        # a marginal result (near the bar: what a healthy group can read) is no failure here
+        fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F"]
         partner = [t for t in fails if t[2] in PARTNER_TAGS]
         if fails and all(len({s.dom[i] for i in t[1]}) > 1 for t in fails):
             by_dom.setdefault(d, []).append(x)
         elif partner and all(len({s.dom[i] for i in t[1]}) > 1 for t in partner):
             partner_only.add(x)  # its partner tests all left the rack: they cannot tell node from uplink
     folded = {x for xs in by_dom.values() if len(xs) >= 2 for x in xs}
-    alternatives = {x for xs in by_dom.values() if len(xs) == 1 for x in xs} | partner_only
+    alternatives = {x: s.dom[x] for xs in by_dom.values() if len(xs) == 1 for x in xs}
+    alternatives.update((x, s.dom[x]) for x in partner_only)
     if s.policy.min_group_size > 1:  # a node alone in its rack: every multi-node test leaves it
         for x, _t in s.bad_nodes:
             if x not in folded and sum(1 for d in s.dom if d == s.dom[x]) == 1:
-                alternatives.add(x)
+                alternatives.setdefault(x, s.dom[x])
+    for x, tids in s.bad_nodes:
+        # every failing partner test went into one other rack, whose uplink no crossing test
+        # cleared: that rack's uplink reads the same (its nodes pass inside it, so they were
+        # "proven good" partners)
+        if x in folded or x in alternatives or x in inside:
+            continue
+        partner = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F" and s.tests[t][2] in PARTNER_TAGS]
+        shared = set.intersection(*({s.dom[i] for i in t[1] if i != x} for t in partner)) if partner else set()
+        shared = {d for d in shared if d != s.dom[x] and d not in crossing_pass and s.domain_names[d]}
+        if shared:
+            alternatives[x] = min(shared)
     return folded, alternatives
 
 
@@ -327,9 +342,10 @@ def verdict(state: DiagnoseState) -> Verdict:
         entry = {"name": nm[x], "reason": "ThresholdViolation" if measured else "WorkloadFailed",
                  "message": summary(items), "evidence": items}
         if x in alternatives:
-            rack = s.domain_names[s.dom[x]] or UNLABELLED
+            rack = s.domain_names[alternatives[x]] or UNLABELLED
             entry["alternative"] = f"uplink of {rack}"
-            entry["message"] += (f" (its partner tests all left {rack}, so a degraded uplink of that rack"
+            where = "all left" if alternatives[x] == s.dom[x] else "that failed all went into"
+            entry["message"] += (f" (its partner tests {where} {rack}, so a degraded uplink of that rack"
                                  " would read the same)")
         bad_nodes.append(entry)
     bad_links = []

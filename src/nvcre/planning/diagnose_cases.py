@@ -395,6 +395,8 @@ class CasePlanner:
         """
         s = self.s
         avoid = set(avoid)
+        # a named bad link's other end is no neutral partner: their test fails for the link
+        avoid.update(b if a == x else a for a, b, _t in s.bad_links if x in (a, b))
         excluded = set(exclude_domains)
         d = s.dom[x]
 
