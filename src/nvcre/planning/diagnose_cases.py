@@ -953,8 +953,12 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            elif intra[0] == "F":  # fails inside its own rack too: a node fault, not the rack
+            elif intra[0] == "F" and self.slow(intra[1]):  # slow inside its own rack too: a node fault
                 self.convict_node(x, tids)
+            elif intra[0] == "F":  # crashed inside its rack: crash evidence (its partner may be the one)
+                mate = [i for i in self.s.tests[intra[1]][1] if i != x]
+                self.new_case("node", "confirm", member=x, fails=1, crashes=1, passes=0, origin=tids,
+                              partners=case["partners"] + mate)
             else:  # only marginal inside the rack: confirm before naming anyone
                 self.new_case("node", "confirm", member=x, fails=0, passes=0, origin=tids,
                               partners=case["partners"])
