@@ -741,6 +741,7 @@ class CasePlanner:
             extra = int(self._exact_failures(case, marginal_weight=0.0)) if len(fails) == 1 else 0
             for x, o, tid in fails:
                 self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
+                              crashes=1 if o == "F" and not self.slow(tid) else 0,
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
                               partners=case.get("used", {}).get(str(x), []),
                               mates=[m for m in members if m != x], **({"extra": extra} if extra else {}))
@@ -905,7 +906,9 @@ class CasePlanner:
                 f += case.get("extra", 0)  # reported with the pair failures that count for it
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
-        elif (f >= 2 and q == 0) or f >= q + 2:
+        elif (f >= 2 and q == 0 and f - case.get("crashes", 0) >= 2) or f >= q + 2 + case.get("crashes", 0):
+            # measured slow twice: a crash is no magnitude (an intermittent partner or a flip
+            # reads as one), so it never makes up the second slow reading
             self.convict_node(x, case["origin"])
             return False
         if f >= 2 and q >= 2:
