@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from nvcre.planning.codec import seq, unseq
 from nvcre.planning.diagnose import DiagnosePolicy, DiagnoseState, next_round, start
 from nvcre.planning.diagnose_sim import Scenario, run_planner
+from nvcre.planning.diagnose_sim import observably_bad as explains
 
 CASES = int(os.environ.get("NVCRE_DIAGNOSE_PROPERTY_CASES", "1200"))
 SETTINGS = settings(max_examples=CASES, deadline=None, derandomize=True, database=None,
@@ -83,26 +84,6 @@ def policies(draw, threshold: float):
         marginal_band=draw(st.sampled_from([0.0, 0.03, 0.1])),
         link_check=draw(st.sampled_from(["pairwise", "pairwise", "search"])),
     )
-
-
-def explains(sc: Scenario, name: str, min_group: int) -> bool:
-    """Whether naming ``name`` bad is consistent with the injected faults: it is bad, or
-    no group the planner may run (at least ``min_group`` nodes) holding it can pass, so it
-    is observationally a bad node (e.g. alone in a rack whose uplink is degraded, or whose
-    only rack mate is bad while the uplink is degraded)."""
-    if name in sc.bad_nodes or name in sc.intermittent:
-        return True
-    if sum(1 for pair in sc.bad_links if name in pair) >= 2:
-        return True  # an end of two bad links fails with two different partners: it reads as a bad node
-    if min_group <= 1:
-        return sc.factor([name]) < 1.0
-    group = [name]
-    for y in sc.nodes:  # greedy: a passing group of min_group nodes holding ``name``
-        if y != name and y not in sc.intermittent and sc.factor(group + [y]) >= 1.0:
-            group.append(y)
-            if len(group) >= min_group:
-                return False
-    return True
 
 
 @SETTINGS
