@@ -8,6 +8,7 @@ PASS/FAIL line per target of issue 5. Seeded: the same run prints the same table
 
     .venv/bin/python bench/diagnose.py            # full run (about 15 s on 2 cores)
     .venv/bin/python bench/diagnose.py --quick    # fewer seeds, for a smoke check
+    # both end with random tiny clusters at p=0 (diagnose/diagnose_tiny.py): healthy convictions, must be 0
     .venv/bin/python bench/diagnose.py --quick --only pair2,intermittent   # classes whose kind or
         # variant is listed (iterating; the target lines then cover only those classes)
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "diagnose"))
 
 from diagnose_baseline import run_baseline  # noqa: E402
+from diagnose_tiny import healthy_convictions  # noqa: E402
 
 from nvcre.planning.diagnose import DiagnosePolicy, next_round, start  # noqa: E402
 from nvcre.planning.diagnose_sim import (  # noqa: E402
@@ -49,6 +51,7 @@ SIZES = (16, 64, 232, 512, 4096)
 NOISE = (0.0, 0.01, 0.05)
 SEEDS = {16: 150, 64: 120, 232: 80, 512: 40, 4096: 8}
 QUICK = {16: 30, 64: 30, 232: 20, 512: 10, 4096: 3}
+TINY_CASES = 4000  # random tiny clusters (diagnose/diagnose_tiny.py); --quick runs a quarter
 
 
 def one(args):
@@ -434,9 +437,11 @@ def main() -> int:
           f"p99 {times[int(len(times) * 0.99)] * 1000:.1f} ms, max {big_max:.1f} ms")
     print(f"state size at n=4096 (JSON, Workflow status): at most {worst_size} bytes during a run")
 
+    tiny = tiny_line(TINY_CASES // 4 if quick else TINY_CASES)
+
     # ---- targets
     if only:  # a subset of the classes: only the issue-15 lines (they skip what is missing)
-        return report(issue15_targets(cls, errors, big_max))
+        return report(issue15_targets(cls, errors, big_max) + [tiny])
     results = []
     p_le1, r_le1 = pr(*suite["full"]["le1"])
     bp1, br1 = pr(*suite["base"]["le1"])
@@ -536,7 +541,20 @@ def main() -> int:
     disjoint = all(x["disjoint"] for c in cls.values() for x in c["ours"])
     results.append((disjoint, "every round node-disjoint"))
     results.extend(issue15_targets(cls, errors, big_max))
+    results.append(tiny)
     return report(results)
+
+
+def tiny_line(cases: int) -> tuple:
+    """Healthy nodes convicted at p = 0 over random tiny clusters of the audit's shape."""
+    t0 = time.perf_counter()
+    with Pool(min(2, os.cpu_count() or 1)) as pool:
+        wrong = pool.map(healthy_convictions, range(cases), chunksize=32)
+    bad = [seed for seed, k in enumerate(wrong) if k]
+    print(f"\ntiny clusters (<= 3 racks of 1-3 nodes, uplink + intermittent faults, minGroupSize 1 mostly, p=0): "
+          f"{cases} runs in {time.perf_counter() - t0:.1f} s")
+    return (not bad, f"issue 15: healthy nodes convicted at p=0 on {cases} random tiny clusters: {sum(wrong)} "
+                     f"(must be 0){f' seeds {bad[:8]}' if bad else ''}")
 
 
 def report(results) -> int:

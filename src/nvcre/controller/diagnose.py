@@ -26,6 +26,7 @@ from nvcre.planning.diagnose import (
     DiagnosePolicy,
     DiagnoseState,
     GroupResult,
+    figure,
     Round,
     next_round,
     record,
@@ -103,14 +104,16 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
         for g in groups:
             job = jobs.get(dig(g, "jobRef", "name") or job_name(wf, g, 1))
             outcome = core.group_outcome(job)
-            measured = dig(job, "status", "measurements", "busBandwidthGBps")
+            measured = figure(dig(job, "status", "measurements", "busBandwidthGBps"))
             passed = outcome.phase == core.SUCCEEDED
-            # the magnitude (bus bandwidth) and the failure kind are the planner's evidence
-            kind = "" if passed else "slow" if measured is not None else (
+            # the magnitude (bus bandwidth) and the failure kind are the planner's evidence; only a
+            # Job that ran to the end and missed the bar is slow: a dead Job's partial figure (or 0)
+            # is no magnitude (docs/design/050, failed measurements)
+            slow = outcome.validation and not outcome.hardware and measured is not None
+            kind = "" if passed else "slow" if slow else (
                 "hang" if "timeout" in (outcome.reason or "").lower() or "deadline" in (outcome.reason or "").lower()
                 else "crash")
-            results.append(GroupResult(g["nodes"], passed, float(measured) if measured is not None else None,
-                                       outcome.reason, kind))
+            results.append(GroupResult(g["nodes"], passed, measured if passed or slow else None, outcome.reason, kind))
         state = record(state, results)
     step = next_round(state)
     state_dict = state.to_dict()

@@ -62,6 +62,7 @@ until results are recorded), so a controller restart resumes exactly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
@@ -152,14 +153,15 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
         if res is None:
             raise DiagnoseError(
                 f"round {state.round}: no result for group {[state.names[i] for i in nodes][:6]} ({tag})")
-        outcome = _outcome(res, state.policy)
+        measured = magnitude(res)
+        outcome = _outcome(res.passed, measured, state.policy)
         state.stage[f"{case_id}:{slot}"] = len(state.tests)
         why = res.reason or ""
         if res.kind == "hang" and "timeout" not in why.lower() and "timedout" not in why.lower():
             why = f"{why} (timeout)".strip()
         if res.pairs is not None and tag == "pairwise":
             state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, nodes, state)
-        state.tests.append((state.round, tuple(nodes), tag, outcome, res.measured, why))
+        state.tests.append((state.round, tuple(nodes), tag, outcome, measured, why))
     state.pending = state.pending[limit:]
     if state.pending and state.round >= state.policy.max_rounds:
         # a stage wider than maxConcurrent would run past the budget: stop here
@@ -174,23 +176,43 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
     return state
 
 
+def figure(value) -> float | None:
+    """A bandwidth figure, or None when there is none: a transfer or job that failed reports
+    nothing, 0 or a non-number, and none of those is a magnitude (0 would read as the
+    slowest possible group and explain any slowness; see docs/design/050, failed measurements)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def magnitude(res: GroupResult) -> float | None:
+    """The figure a result contributes as evidence: none for a crash or a hang (a job that died
+    may leave a partial figure, but it measured its death, not the slowest member or link)."""
+    if not res.passed and res.kind in ("crash", "hang"):
+        return None
+    return figure(res.measured)
+
+
 def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
     """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
-    decoded into nodes, racks and links (``diagnose_cases.decode_pairs``), and the median."""
+    and the failed transfers (no figure: crash evidence, never slow) decoded into nodes, racks,
+    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median."""
     policy = state.policy
+    figures: dict[tuple[int, int], float | None] = {}
+    for (a, b), v in pairs.items():
+        i, j = pos.get(a), pos.get(b)
+        if i is not None and j is not None and i != j:
+            figures[(i, j) if i < j else (j, i)] = figure(v)
     median = None
-    if not policy.threshold:  # the bar then comes from the pairs themselves
-        values = sorted(pairs.values())
+    if not policy.threshold:  # the bar then comes from the measured pairs themselves
+        values = sorted(v for v in figures.values() if v is not None)
         median = float(values[len(values) // 2]) if values else None
     bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
-    slow = []
-    for (a, b), v in pairs.items():
-        if v < low:
-            i, j = pos.get(a), pos.get(b)
-            if i is not None and j is not None and i != j:
-                slow.append((i, j, v) if i < j else (j, i, v))
-    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names))
+    slow = sorted((i, j, v) for (i, j), v in figures.items() if v is not None and v < low)
+    failed = sorted(k for k, v in figures.items() if v is None)
+    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed)
     out["median"] = median
     return out
 
@@ -202,20 +224,22 @@ def failure_kind(measured: float | None, reason: str) -> str:
     return "hang" if "timeout" in (reason or "").lower() or "timedout" in (reason or "").lower() else "crash"
 
 
-def _outcome(res: GroupResult, policy: DiagnosePolicy) -> str:
-    if policy.threshold and res.measured is not None and policy.marginal_band > 0:
-        if abs(res.measured / policy.threshold - 1.0) < policy.marginal_band:
+def _outcome(passed: bool, measured: float | None, policy: DiagnosePolicy) -> str:
+    if policy.threshold and measured is not None and policy.marginal_band > 0:
+        if abs(measured / policy.threshold - 1.0) < policy.marginal_band:
             return "M"
-    return "P" if res.passed else "F"
+    return "P" if passed else "F"
 
 
-def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:
+def _rack_explanations(s: DiagnoseState) -> tuple[set[int], dict[int, int]]:
     """Convicted nodes whose every failing test left their rack, while no test that left the
     rack passed: that rack's uplink explains them as well. Two or more such nodes of one rack
     are folded into the rack (one fault instead of several); a single one keeps its conviction
-    with the uplink named as the alternative. Returns (folded nodes, nodes with alternative)."""
+    with the uplink named as the alternative (or the uplink of the one other rack every failing
+    partner test went into). Returns (folded nodes, node -> the rack whose uplink is the
+    alternative)."""
     if len(s.domain_names) < 2 or not any(s.domain_names):
-        return set(), set()
+        return set(), {}
     crossing_pass: set[int] = set()
     for _r, nodes, _tag, o, _m, _w in s.tests:
         doms = {s.dom[i] for i in nodes}
@@ -228,18 +252,31 @@ def _rack_explanations(s: DiagnoseState) -> tuple[set[int], set[int]]:
         d = s.dom[x]
         if x in inside or d in crossing_pass or (any(d for d in s.domain_names) and not s.domain_names[d]):
             continue
-        fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] != "P"]
+        # a marginal result (near the bar: what a healthy group can read) is no failure here
+        fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F"]
         partner = [t for t in fails if t[2] in PARTNER_TAGS]
         if fails and all(len({s.dom[i] for i in t[1]}) > 1 for t in fails):
             by_dom.setdefault(d, []).append(x)
         elif partner and all(len({s.dom[i] for i in t[1]}) > 1 for t in partner):
             partner_only.add(x)  # its partner tests all left the rack: they cannot tell node from uplink
     folded = {x for xs in by_dom.values() if len(xs) >= 2 for x in xs}
-    alternatives = {x for xs in by_dom.values() if len(xs) == 1 for x in xs} | partner_only
+    alternatives = {x: s.dom[x] for xs in by_dom.values() if len(xs) == 1 for x in xs}
+    alternatives.update((x, s.dom[x]) for x in partner_only)
     if s.policy.min_group_size > 1:  # a node alone in its rack: every multi-node test leaves it
         for x, _t in s.bad_nodes:
             if x not in folded and sum(1 for d in s.dom if d == s.dom[x]) == 1:
-                alternatives.add(x)
+                alternatives.setdefault(x, s.dom[x])
+    for x, tids in s.bad_nodes:
+        # every failing partner test went into one other rack, whose uplink no crossing test
+        # cleared: that rack's uplink reads the same (its nodes pass inside it, so they were
+        # "proven good" partners)
+        if x in folded or x in alternatives or x in inside:
+            continue
+        partner = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F" and s.tests[t][2] in PARTNER_TAGS]
+        shared = set.intersection(*({s.dom[i] for i in t[1] if i != x} for t in partner)) if partner else set()
+        shared = {d for d in shared if d != s.dom[x] and d not in crossing_pass and s.domain_names[d]}
+        if shared:
+            alternatives[x] = min(shared)
     return folded, alternatives
 
 
@@ -305,9 +342,10 @@ def verdict(state: DiagnoseState) -> Verdict:
         entry = {"name": nm[x], "reason": "ThresholdViolation" if measured else "WorkloadFailed",
                  "message": summary(items), "evidence": items}
         if x in alternatives:
-            rack = s.domain_names[s.dom[x]] or UNLABELLED
+            rack = s.domain_names[alternatives[x]] or UNLABELLED
             entry["alternative"] = f"uplink of {rack}"
-            entry["message"] += (f" (its partner tests all left {rack}, so a degraded uplink of that rack"
+            where = "all left" if alternatives[x] == s.dom[x] else "that failed all went into"
+            entry["message"] += (f" (its partner tests {where} {rack}, so a degraded uplink of that rack"
                                  " would read the same)")
         bad_nodes.append(entry)
     bad_links = []

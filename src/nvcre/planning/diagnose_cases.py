@@ -395,6 +395,8 @@ class CasePlanner:
         """
         s = self.s
         avoid = set(avoid)
+        # a named bad link's other end is no neutral partner: their test fails for the link
+        avoid.update(b if a == x else a for a, b, _t in s.bad_links if x in (a, b))
         excluded = set(exclude_domains)
         d = s.dom[x]
 
@@ -739,6 +741,7 @@ class CasePlanner:
             extra = int(self._exact_failures(case, marginal_weight=0.0)) if len(fails) == 1 else 0
             for x, o, tid in fails:
                 self.new_case("node", "confirm", member=x, fails=1 if o == "F" else 0, passes=case.get("solo_ok", 0),
+                              crashes=1 if o == "F" and not self.slow(tid) else 0,
                               origin=[t for t in case["origin"] if x in self.s.tests[t][1]],
                               partners=case.get("used", {}).get(str(x), []),
                               mates=[m for m in members if m != x], **({"extra": extra} if extra else {}))
@@ -890,8 +893,8 @@ class CasePlanner:
             # nor does a failure slower than x has ever read (its partner was the slow one)
             case["passes"] += 1
         f, q = case["fails"], case["passes"]
-        crash_only = case.get("crashes", 0) >= f - 1 and not any(
-            self.slow(t) for t in case["origin"] if x in self.s.tests[t][1])
+        crash_only = case.get("crashes", 0) >= f - 1 and not any(  # a pairwise Job's figure is its slowest pair's
+            self.slow(t) for t in case["origin"] if x in self.s.tests[t][1] and self.s.tests[t][2] != "pairwise")
         if crash_only:
             # crashes only: a job dying is what flips and intermittent faults look like, so a
             # node is named bad on three crashes and no pass; two and a pass make it intermittent,
@@ -903,7 +906,9 @@ class CasePlanner:
                 f += case.get("extra", 0)  # reported with the pair failures that count for it
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
-        elif (f >= 2 and q == 0) or f >= q + 2:
+        elif (f >= 2 and q == 0 and f - case.get("crashes", 0) >= 2) or f >= q + 2 + case.get("crashes", 0):
+            # measured slow twice: a crash is no magnitude (an intermittent partner or a flip
+            # reads as one), so it never makes up the second slow reading
             self.convict_node(x, case["origin"])
             return False
         if f >= 2 and q >= 2:
@@ -951,8 +956,12 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            elif intra[0] == "F":  # fails inside its own rack too: a node fault, not the rack
+            elif intra[0] == "F" and self.slow(intra[1]):  # slow inside its own rack too: a node fault
                 self.convict_node(x, tids)
+            elif intra[0] == "F":  # crashed inside its rack: crash evidence (its partner may be the one)
+                mate = [i for i in self.s.tests[intra[1]][1] if i != x]
+                self.new_case("node", "confirm", member=x, fails=1, crashes=1, passes=0, origin=tids,
+                              partners=case["partners"] + mate)
             else:  # only marginal inside the rack: confirm before naming anyone
                 self.new_case("node", "confirm", member=x, fails=0, passes=0, origin=tids,
                               partners=case["partners"])
@@ -1057,7 +1066,7 @@ class CasePlanner:
             if not self._after_cross(fallback):
                 s.cases.remove(fallback)
             return False
-        if not data["slow"]:
+        if not data["slow"] and not data.get("failed"):
             self.mark(members, "g")
             s.notes.append(f"round {s.tests[tid][0]}: every pair of {len(members)} nodes measured above the bar; "
                            "the failing cross check was not reproduced (treated as a flaky result)")
@@ -1069,13 +1078,22 @@ class CasePlanner:
         for d in data["racks"]:
             peer = next((e for e in sorted({s.dom[i] for i in members}) if e != d), -1)
             self.convict_rack(d, peer, origin)
-        if data["unexplained"] > MAX_PAIR_LINKS:
+        many = data["unexplained"] > MAX_PAIR_LINKS
+        if many:
             self.unresolved(sorted({i for a, b, _m in data["links"] for i in (a, b)}),
                             f"{data['unexplained']} slow pairs that no single node, rack or link explains", origin)
-            return False
-        for a, b, _m in data["links"]:
-            self.convict_link(a, b, origin)
-        self.mark([i for i in members if s.status[i] in ("u", "s")], "g")
+        else:
+            for a, b, _m in data["links"]:
+                self.convict_link(a, b, origin)
+        follow = {x: (fails, mates) for x, fails, mates in data.get("crashed", []) if s.status[x] not in ("b", "i", "x")}
+        if not many:
+            self.mark([i for i in members if s.status[i] in ("u", "s") and i not in follow], "g")
+        for x, (fails, mates) in sorted(follow.items()):
+            # a failed transfer or two: crash evidence, too little to name anyone (a healthy end
+            # fails its one transfer with a crashing node); confirmed with proven-good partners
+            s.status[x] = "s"
+            self.new_case("node", "confirm", member=x, fails=fails, crashes=fails, passes=0,
+                          origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=list(mates))
         return False
 
     def _to_blocks(self, case: dict) -> bool:
@@ -1299,20 +1317,31 @@ def _case_nodes(case: Mapping) -> list[int]:
 
 
 def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom: Sequence[int],
-                 labelled: bool) -> dict:
-    """What a pairwise test's slow pairs say (pure; run once when the result is recorded).
+                 labelled: bool, failed: Sequence[tuple[int, int]] = ()) -> dict:
+    """What a pairwise test's slow pairs and failed transfers say (pure; run once when the
+    result is recorded).
 
-    A node slow with at least PAIR_NODE_SHARE of its partners is a bad node; a rack whose
-    boundary-crossing pairs (among the rest) are that slow is a bad rack; a slow pair neither
-    explains is a link. Only these findings are kept in the state, not the pairs (8 million at
-    4096 nodes).
+    A node slow with at least PAIR_NODE_SHARE of the partners it was measured with is a bad
+    node; a rack whose measured boundary-crossing pairs (among the rest) are that slow is a bad
+    rack; a slow pair neither explains is a link. A failed transfer has no figure: it is crash
+    evidence (docs/design/050, failed measurements), never a slow pair, so it cannot make a
+    node, rack or link slow. Failed transfers are charged to the node failing most of them
+    (greedily, as long as one fails two or more): failing every transfer (three or more) names
+    it bad, failing some while others completed names it intermittent; what is left is at most
+    one failed transfer per node (``crashed``: followed up, never convicted here). Only these
+    findings are kept in the state, not the pairs (8 million at 4096 nodes).
     """
     m = len(members)
+    fdeg: dict[int, int] = {}
+    for a, b in failed:
+        fdeg[a] = fdeg.get(a, 0) + 1
+        fdeg[b] = fdeg.get(b, 0) + 1
     deg: dict[int, int] = {}
     for a, b, _v in slow:
         deg[a] = deg.get(a, 0) + 1
         deg[b] = deg.get(b, 0) + 1
-    bad = sorted(x for x, k in deg.items() if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1))))
+    bad = sorted(x for x, k in deg.items()
+                 if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0)))))
     bad_set = set(bad)
     left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set]
     racks: list[int] = []
@@ -1322,14 +1351,19 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
             if i not in bad_set:
                 size[dom[i]] = size.get(dom[i], 0) + 1
         total = sum(size.values())
+        unmeasured: dict[int, int] = {}  # failed boundary-crossing transfers: no figure either way
+        for a, b in failed:
+            if dom[a] != dom[b] and a not in bad_set and b not in bad_set:
+                unmeasured[dom[a]] = unmeasured.get(dom[a], 0) + 1
+                unmeasured[dom[b]] = unmeasured.get(dom[b], 0) + 1
         hits: dict[int, int] = {}
         for a, b, _v in left:
             if dom[a] != dom[b]:
                 hits[dom[a]] = hits.get(dom[a], 0) + 1
                 hits[dom[b]] = hits.get(dom[b], 0) + 1
         for d, k in sorted(hits.items()):
-            crossing = size.get(d, 0) * (total - size.get(d, 0))
-            if crossing and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+            crossing = size.get(d, 0) * (total - size.get(d, 0)) - unmeasured.get(d, 0)
+            if crossing > 0 and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
                 racks.append(d)
                 if len(size) == 2:
                     break  # two racks: one boundary, named once
@@ -1344,9 +1378,45 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
     flaky_set = set(flaky)
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
+    intermittent = [[x, ldeg[x], m - 1] for x in flaky]
+    dead, some, follow = _charge_failures(failed, m, bad_set | flaky_set)
+    bad.extend(x for x, _k in dead)
+    intermittent.extend([x, k, m - 1] for x, k in some)
     # a bad node slow with a partner of its own rack: no rack uplink explains that pair, so the
     # verdict never folds it into its rack (docs/design/050, observationally equivalent faults)
     inside = sorted({x for a, b, _v in slow if labelled and dom[a] == dom[b] for x in (a, b) if x in bad_set})
-    return {"nodes": bad, "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]], "inside": inside,
-            "unexplained": len(left), "slow": len(slow),
-            "intermittent": [[x, ldeg[x], m - 1] for x in flaky]}
+    return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
+            "inside": inside, "unexplained": len(left), "slow": len(slow), "failed": len(failed),
+            "intermittent": sorted(intermittent), "crashed": sorted(follow)}
+
+
+def _charge_failures(failed: Sequence[tuple[int, int]], m: int, named: set[int]) -> tuple[list, list, list]:
+    """Failed transfers charged to nodes, the node failing most of them first (ties: lowest
+    index), as long as it fails two or more: a healthy partner of a crashing node fails only its
+    one transfer with it, so it is never charged. Transfers of an already named node are
+    explained by it. Returns ([node, fails] that failed all of three or more transfers (dead),
+    [node, fails] that failed two or more and completed others (intermittent), [node, fails,
+    mates] too few to decide on: followed up with proven-good partners)."""
+    pending = [(a, b) for a, b in failed if a not in named and b not in named]
+    dead: list[list[int]] = []
+    some: list[list[int]] = []
+    follow: list[list] = []
+    while pending:
+        fdeg: dict[int, int] = {}
+        for a, b in pending:
+            fdeg[a] = fdeg.get(a, 0) + 1
+            fdeg[b] = fdeg.get(b, 0) + 1
+        x, k = min(fdeg.items(), key=lambda e: (-e[1], e[0]))
+        if k < 2:
+            break
+        total = sum(1 for a, b in failed if x in (a, b))
+        if total < m - 1:
+            some.append([x, total])
+        elif total >= 3:
+            dead.append([x, total])
+        else:  # failed both of its two transfers (three nodes): two crashes, no pass
+            follow.append([x, total, []])
+        pending = [(a, b) for a, b in pending if x not in (a, b)]
+    for a, b in pending:  # what is left fails one transfer per node at most
+        follow.extend([[a, 1, [b]], [b, 1, [a]]])
+    return dead, some, follow

@@ -93,14 +93,17 @@ FAILURE_KINDS = ("", "slow", "crash", "hang")
 class GroupResult:
     """One group's outcome. ``measured``: the bus bandwidth it reached (None when it did
     not finish); ``kind``: how it failed, "slow" (ran, below the bar), "crash" (the job
-    died) or "hang" (timed out); empty when passed or unknown."""
+    died) or "hang" (timed out); empty when passed or unknown. A crash or hang carries no
+    magnitude, and neither does a figure of 0 or less: the planner records those as
+    crash evidence, never as a slow measurement (``diagnose.magnitude``)."""
 
     nodes: Sequence[str]
     passed: bool
     measured: float | None = None
     reason: str = ""
     kind: str = ""
-    pairs: Mapping[tuple[str, str], float] | None = None  # a pairwise test: bus bandwidth per node pair
+    # a pairwise test: bus bandwidth per node pair; None (or 0) for a transfer that failed (no figure)
+    pairs: Mapping[tuple[str, str], float | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,26 @@ def make_scenario(n: int, kind: str, seed: int, flip: float = 0.0, bw_sigma: flo
     return sc
 
 
+def observably_bad(sc: Scenario, name: str, min_group: int) -> bool:
+    """Whether naming ``name`` bad is consistent with the injected faults: it is bad, or
+    no group the planner may run (at least ``min_group`` nodes) holding it can pass, so it
+    is observationally a bad node (e.g. alone in a rack whose uplink is degraded, or whose
+    only rack mate is bad while the uplink is degraded)."""
+    if name in sc.bad_nodes or name in sc.intermittent:
+        return True
+    if sum(1 for pair in sc.bad_links if name in pair) >= 2:
+        return True  # an end of two bad links fails with two different partners: it reads as a bad node
+    if min_group <= 1:
+        return sc.factor([name]) < 1.0
+    group = [name]
+    for y in sc.nodes:  # greedy: a passing group of min_group nodes holding ``name``
+        if y != name and y not in sc.intermittent and sc.factor(group + [y]) >= 1.0:
+            group.append(y)
+            if len(group) >= min_group:
+                return False
+    return True
+
+
 class Fleet:
     """Runs groups against a scenario with seeded noise; counts what it ran."""
 
@@ -170,18 +190,23 @@ class Fleet:
         sc = self.sc
         if sc.flip and self.rng.random() < sc.flip:
             return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
-        pairs = {}
+        pairs: dict[tuple[str, str], float | None] = {}
         for a, b in self._touched_pairs(group):
-            value = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
-            for n in (a, b):  # an intermittent end fails some of its transfers (they read 0)
+            value: float | None = round(NOMINAL_GBPS * sc.factor([a, b]) * (1.0 + self.rng.gauss(0.0, sc.bw_sigma)), 2)
+            for n in (a, b):  # an intermittent end fails some of its transfers: no figure for them
                 q = sc.intermittent.get(n)
                 if q is not None and self.rng.random() < q:
-                    value = 0.0
+                    value = None
             pairs[(a, b)] = value
-        worst = min(pairs.values()) if pairs else NOMINAL_GBPS
-        passed = worst >= sc.threshold
-        return GroupResult(list(group), passed, worst, "" if passed else "ThresholdViolation",
-                           "" if passed else "slow", pairs=pairs)
+        figures = [v for v in pairs.values() if v is not None]
+        worst = min(figures) if figures else None
+        slow = worst is not None and worst < sc.threshold
+        failed = len(figures) < len(pairs)
+        if not slow and not failed:
+            return GroupResult(list(group), True, worst if worst is not None else NOMINAL_GBPS, "", "", pairs=pairs)
+        if slow:  # measured below the bar: the slowest pair is the Job's figure
+            return GroupResult(list(group), False, worst, "ThresholdViolation", "slow", pairs=pairs)
+        return GroupResult(list(group), False, None, "WorkloadFailed", "crash", pairs=pairs)
 
     def _touched_pairs(self, group: Sequence[str]) -> list[tuple[str, str]]:
         """Every pair of a small group; in a large one the pairs a fault touches (a bad node's,
