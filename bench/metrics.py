@@ -19,6 +19,7 @@ import time
 from prometheus_client import generate_latest
 
 from nvcre.controller import conditions as c
+from nvcre.controller.ledger_metrics import STAGE_LABELS
 from nvcre.controller.metrics import ControllerMetrics
 
 NODES = 4096
@@ -26,7 +27,8 @@ GROUP = 8
 NCCL_CATEGORIES = ("nccl-all-reduce", "nccl-all-gather", "nccl-reduce-scatter", "nccl-alltoall", "nccl-sendrecv")
 SIZES = [8 * 2**i for i in range(25)]
 PAIR_TESTS = 64
-SERIES_BUDGET = 12_000
+SERIES_BUDGET = 12_000  # everything but the readiness gauge
+READINESS = "nvcre_node_readiness_status"
 NODE_DETAIL_LIMIT = 64
 SCRAPE_BUDGET_S = 1.0
 NS = "gpu-cert"
@@ -64,6 +66,11 @@ def fill(m: ControllerMetrics) -> None:
     for wf in NCCL_CATEGORIES:
         for n in range(0, NODES, 100):  # ~1% of the nodes fail a health check in each category
             m.hardware_failures.labels(namespace=NS, job=f"{wf}-g{n // GROUP:03d}", workflow=wf, node=f"gpu-node-{n:04d}").inc()
+    for n in range(NODES):  # the ledger: every node has a record; 1% failed its latest run
+        failed = n % 100 == 0
+        stage = STAGE_LABELS[n % 4] if not failed else None
+        m.store.put({"kind": "NodeReadiness", "metadata": {"name": f"gpu-node-{n:04d}", "namespace": "nvcre-system"},
+                     "spec": {"nodeName": f"gpu-node-{n:04d}"}, "status": {"stageCleared": stage, "lastResult": "Failed" if failed else "Passed"}})
     for kind in ("Certification", "Workflow", "Job", "WorkloadRun", "BandwidthMeasurement", "GoodputMeasurement"):
         for result in ("success", "requeue", "error"):
             m.reconciles.labels(kind=kind, result=result).inc()
