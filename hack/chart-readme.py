@@ -3,7 +3,7 @@
 with its default and the comment above it (the comment is the documentation).
 
 `python3 hack/chart-readme.py` rewrites the README; `--check` exits 1 when it is stale
-(tests/unit/chart/test_chart_readme.py runs that). Needs only PyYAML.
+(tests/unit/chart/test_chart_values.py::test_readme_is_generated_from_values runs that). Needs only PyYAML.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def render() -> str:
         "## Install",
         "",
         "The chart ships inside the `nvcre` Python package; `nvcrectl setup init` installs it",
-        "(CRDs first, then the release) and keeps the values you set across runs:",
+        "(CRDs first, then the release) and keeps the values you set across runs. It runs the",
+        "`helm` binary (Helm 3.8+ or 4, on `PATH` or `--helm PATH`) for the release:",
         "",
         "```console",
         "pip install nvcre",

@@ -141,6 +141,7 @@ KNOBS = [
     "--set", "controller.priorityClassName=system-cluster-critical",
     "--set", "controller.logFormat=json",
     "--set", "metrics.nodeDetailLimit=64",
+    "--set", "metrics.referenceCompatible=true",
     "--set-json", 'controller.strategy={"type":"Recreate"}',
     "--set-json", 'controller.topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway"}]',
 ]
@@ -159,7 +160,7 @@ def test_every_render_is_strict_yaml_and_has_the_knobs(helm, repo_root):
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     assert pod["spec"]["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname"
     args = pod["spec"]["containers"][0]["args"]
-    assert "--log-format=json" in args and "--metrics-node-detail-limit=64" in args
+    assert "--log-format=json" in args and "--metrics-node-detail-limit=64" in args and "--reference-metrics" in args
     monitor = next(d for d in docs if d["kind"] == "ServiceMonitor")
     service = next(d for d in docs if d["kind"] == "Service")
     # the ServiceMonitor selects the metrics Service (and only by labels it has)
@@ -174,6 +175,7 @@ def test_every_render_is_strict_yaml_and_has_the_knobs(helm, repo_root):
         (["--set", "controller.logFormat=xml"], "/controller/logFormat"),
         (["--set", "metrics.port=0"], "/metrics/port"),
         (["--set", "controller.replicsa=2"], "replicsa"),
+        (["--set", "serviceMonitorr.enabled=true"], "serviceMonitorr"),
     ],
 )
 def test_bad_value_fails_lint_template_and_install(helm, repo_root, namespace, bad, where):

@@ -5,8 +5,9 @@ outside the checkout.
 * installed with every dependency at its declared lower bound (constraints generated
   from pyproject.toml by hack/packaging/lowest.py), the CLI runs and the unit suite
   passes: the lower bounds are tested, not guessed;
-* installed with today's dependencies, `nvcrectl setup init` installs nvcre on the
-  test bed from the chart inside the wheel, then again from an OCI registry
+* installed with today's dependencies, the README's install steps that need no
+  cluster run as written, outside the checkout; `nvcrectl setup init` installs nvcre
+  on the test bed from the chart inside the wheel, then again from an OCI registry
   (`--chart-ref`), with a chart pushed there from that same installation.
 
 Needs the package index (pip) and, for setup init, the control plane.
@@ -76,6 +77,7 @@ def test_wheel_contents(wheel):
     shipped = len(list((REPO / "charts/nvcre/crds").glob("*.yaml")))
     assert sum(n.startswith("nvcre/_chart/crds/") for n in names) == shipped >= 10
     assert "nvcre/py.typed" in names and "nvcre/sim/scenarios/healthy.yaml" in names
+    assert "nvcre/examples/certification.yaml" in names  # the README's walk-through starts from it
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert meta["License-Expression"] == "Apache-2.0"
     assert any(u.startswith("Source, ") for u in meta.get_all("Project-URL"))
@@ -144,6 +146,38 @@ def fresh_install(wheel, tmp_path_factory) -> Path:
     bin_dir = _venv(root / "venv")
     _run([bin_dir / "pip", "install", "-q", wheel], cwd=root, env=_clean_env())
     return bin_dir
+
+
+def readme_install_steps() -> list[str]:
+    """The nvcrectl lines of the README's "On a real cluster" console block, comments cut."""
+    text = (REPO / "README.md").read_text()
+    block = text.split("## On a real cluster", 1)[1].split("```console", 1)[1].split("```", 1)[0]
+    return [line.split("   #", 1)[0].split("  #", 1)[0].strip() for line in block.strip().splitlines()]
+
+
+def test_readme_offline_steps_from_the_wheel_alone(fresh_install, tmp_path):
+    """The README's install block, from the fresh venv in an empty directory: every command
+    it names exists there, and the steps that need no cluster (the sample, the offline
+    render) run exactly as written; `setup init` without helm says what is missing."""
+    steps = readme_install_steps()
+    assert steps[0] == "pip install nvcre" and any("certification example >" in s for s in steps)
+    # no helm anywhere: not on PATH, not in $NVCRE_HELM, no test bed cache under $HOME
+    env = {k: v for k, v in _clean_env().items() if k not in ("NVCRE_CACHE_DIR", "XDG_CACHE_HOME", "NVCRE_KUBE_BIN", "KUBEBUILDER_ASSETS")}
+    env.update(PATH=str(fresh_install), NVCRE_HELM="", HOME=str(tmp_path))
+    for step in steps[1:]:
+        words = step.split()
+        assert words[0] == "nvcrectl", step
+        helped = _run([fresh_install / "nvcrectl", *words[1:3], "--help"], cwd=tmp_path, env=env, check=False)
+        assert helped.returncode == 0, f"{step}: {helped.stderr}"
+        if words[1:3] in (["certification", "example"], ["certification", "render"]):
+            done = subprocess.run(step, shell=True, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+            assert done.returncode == 0 and "Traceback" not in done.stderr, f"{step}: {done.stderr}"
+            if words[2] == "render":
+                assert [d["kind"] for d in yaml.safe_load_all(done.stdout) if d].count("Job") == 3
+    sample = yaml.safe_load((tmp_path / "certification.yaml").read_text())
+    assert sample["kind"] == "Certification" and sample["metadata"]["name"] == "gpu-cluster-cert"
+    no_helm = _run([fresh_install / "nvcrectl", "setup", "init", "-y"], cwd=tmp_path, env=env, check=False)
+    assert no_helm.returncode == 2 and "helm not found" in no_helm.stderr and "Traceback" not in no_helm.stderr
 
 
 def test_setup_init_from_the_wheel_alone(fresh_install, control_plane, kubeconfig, helm, kubectl, oci_registry, tmp_path):

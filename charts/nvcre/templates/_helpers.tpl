@@ -31,6 +31,21 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller
 {{- end -}}
 
+{{/* The controller pod's labels: the selector, then controller.podLabels, which may not
+repeat a selector key (that would render a duplicate key, or change the selector). */}}
+{{- define "nvcre.podLabels" -}}
+{{- $selector := include "nvcre.selectorLabels" . | fromYaml }}
+{{- range $key, $_ := .Values.controller.podLabels }}
+{{- if hasKey $selector $key }}
+{{- fail (printf "controller.podLabels: %q is one of the chart's selector labels (%s), which it sets itself; use another key" $key (keys $selector | sortAlpha | join ", ")) }}
+{{- end }}
+{{- end }}
+{{- include "nvcre.selectorLabels" . }}
+{{- with .Values.controller.podLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
 {{- define "nvcre.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "nvcre.fullname" .) .Values.serviceAccount.name -}}

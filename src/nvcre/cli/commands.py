@@ -23,3 +23,4 @@ from nvcre.cli import nodes as _nodes  # noqa: F401
 from nvcre.cli import completion as _completion  # noqa: F401
 from nvcre.cli import workloadrun_ops as _workloadrun_ops  # noqa: F401
 from nvcre.cli import workflow_render as _workflow_render  # noqa: F401
+from nvcre.cli import example as _example  # noqa: F401

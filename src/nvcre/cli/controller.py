@@ -34,6 +34,11 @@ def run_controller(
     metrics_node_detail_limit: int = typer.Option(
         0, "--metrics-node-detail-limit", help="Per-node metric series for at most this many nodes (0: none; node names are unbounded)."
     ),
+    reference_metrics: bool = typer.Option(
+        False, "--reference-metrics",
+        help="Also export the reference's NCCL gauges (nvcre_nccl_busbw_gbs, nvcre_nccl_algbw_gbs and their _gbps aliases, GB/s, "
+             "per measurement and message size) while a BandwidthMeasurement runs. Many more series; see docs/observability.md.",
+    ),
 ) -> None:
     """Run the nvcre controller until interrupted."""
     from nvcre.controller.context import Settings
@@ -62,6 +67,7 @@ def run_controller(
         adapter=adapter,
         workers=workers,
         metrics_node_detail_limit=metrics_node_detail_limit,
+        reference_metrics=reference_metrics,
     )
     serve(
         kubeconfig,

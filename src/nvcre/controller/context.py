@@ -45,6 +45,7 @@ class Settings:
     # where the controller runs: policies there may export any namespace's reports
     controller_namespace: str = field(default_factory=lambda: os.environ.get("POD_NAMESPACE", "nvcre-system"))
     metrics_node_detail_limit: int = 0  # per-node metric series for at most this many nodes
+    reference_metrics: bool = False  # also export the reference's per-measurement NCCL gauges (GB/s)
 
 
 class BoundedMemo:

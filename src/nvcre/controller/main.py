@@ -50,7 +50,8 @@ def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Co
     kube = KubeClient.from_kubeconfig(kubeconfig)
     settings = settings or Settings()
     cache = WatchCache()  # one store: the reconcilers read it, the metrics collectors project it
-    metrics = ControllerMetrics(store=cache, node_detail_limit=settings.metrics_node_detail_limit)
+    metrics = ControllerMetrics(store=cache, node_detail_limit=settings.metrics_node_detail_limit,
+                                reference_compatible=settings.reference_metrics)
     ctx = Context(kube=kube, settings=settings, metrics=metrics, cache=cache)
     ctx.metrics.count_requests(kube)
     reconcilers = dict(RECONCILERS)

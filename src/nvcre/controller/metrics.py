@@ -10,10 +10,15 @@ objects in the cluster, and gone when they are.
 Everything else has bounded labels by default: NCCL bandwidth is aggregated per
 workflow (the slowest and fastest group's peak bus bandwidth, in bytes per second,
 not one series per job and message size), goodput per workflow, counters per
-namespace and workflow. Per-node series are opt-in and capped (``node_detail_limit``
-distinct nodes; the rest count under ``node="_other"``). Reconcile durations and the
-work queue use client-go's and controller-runtime's names, so existing dashboards
-for Go operators work. No ``_created`` series; the process collector is on.
+namespace and workflow. Per-node hardware-failure series are opt-in and capped
+(``node_detail_limit`` distinct nodes; the rest count under ``node="_other"``); the
+one always-on per-node gauge is the ledger's readiness (ledger_metrics.py: one series
+per node, stage label bounded). The reference's per-measurement NCCL gauges are
+opt-in (``reference_compatible``, reference_metrics.py). The work queue uses client-go's
+``workqueue_*`` names and buckets, so Go-operator queue dashboards work; reconcile
+passes are ``nvcre_reconcile_total`` and ``nvcre_reconcile_duration_seconds`` (the
+reference's names, not controller-runtime's ``controller_runtime_reconcile_*``). No
+``_created`` series; the process collector is on.
 Design record: docs/design/170-install-metrics-logs.md.
 """
 
@@ -294,7 +299,7 @@ class _QueueStateCollector(Collector):
 class ControllerMetrics:
     """The registry served on /metrics: projected gauges, counters, histograms, process."""
 
-    def __init__(self, store: ObjectStore | None = None, node_detail_limit: int = 0) -> None:
+    def __init__(self, store: ObjectStore | None = None, node_detail_limit: int = 0, reference_compatible: bool = False) -> None:
         disable_created_metrics()  # no `_created` series beside every counter and histogram
         self.store = store or ObjectStore()
         self.registry = CollectorRegistry()
@@ -302,6 +307,10 @@ class ControllerMetrics:
         from nvcre.controller.ledger_metrics import ReadinessCollector
 
         self.registry.register(ReadinessCollector(self.store))
+        if reference_compatible:  # the reference's per-measurement GB/s gauges, opt-in (cardinality)
+            from nvcre.controller.reference_metrics import ReferenceNcclCollector
+
+            self.registry.register(ReferenceNcclCollector(self.store))
         self.reconciles = Counter(
             "nvcre_reconcile", "Reconcile passes by kind and result (success, requeue: asked to run again later, error).",
             ["kind", "result"], registry=self.registry,

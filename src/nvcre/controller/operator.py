@@ -27,9 +27,10 @@ from nvcre.controller import labels as L
 from nvcre.controller import report_export
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context
+from nvcre.controller.ledger import ledger_namespace
 from nvcre.controller.queue import Key, WorkQueue, run_workers
 from nvcre.kube import watch
-from nvcre.kube.resources import NVCRE_GROUP, NVCRE_VERSION
+from nvcre.kube.resources import NVCRE_API_VERSION, NVCRE_GROUP, NVCRE_VERSION
 from nvcre.objpath import dig
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ READ_KINDS = (  # what the reconcilers only read: reflected into the cache
     watch.WatchSpec("v1", "Pod", "Pod", label_selector=L.JOB),
     watch.WatchSpec("batch/v1", "Job", "batch.Job", label_selector=L.JOB),
 )
+READINESS = "NodeReadiness"  # the ledger: reflected only so its gauge follows creates and deletes
 
 
 class Controller:
@@ -114,6 +116,8 @@ class Controller:
         self._dispatch(kind_key, obj)
 
     def _dispatch(self, kind_key: str, obj: dict) -> None:
+        if kind_key == READINESS:
+            return  # no reconciler reads it; the cache alone feeds nvcre_node_readiness_status
         if kind_key == "Node":
             self.observe_node(obj)
         else:
@@ -183,13 +187,16 @@ class Controller:
 
 
 def reflected_kinds(namespaces: list[str] | None) -> list[watch.WatchSpec]:
-    """Nodes cluster-wide; workload pieces cluster-wide, or per namespace when the controller is namespaced."""
+    """Nodes cluster-wide; workload pieces cluster-wide, or per namespace when the controller is
+    namespaced; the NodeReadiness ledger in the controller's namespace, so a deleted record's
+    series goes without a restart."""
     specs = []
     for spec in READ_KINDS:
         if spec.kind == "Node" or not namespaces:
             specs.append(spec)
         else:
             specs += [watch.WatchSpec(spec.api_version, spec.kind, spec.key, spec.label_selector, ns) for ns in namespaces]
+    specs.append(watch.WatchSpec(NVCRE_API_VERSION, READINESS, READINESS, namespace=ledger_namespace()))
     return specs
 
 

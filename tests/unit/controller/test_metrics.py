@@ -173,3 +173,90 @@ def test_the_controller_metrics_read_the_reconcilers_cache(monkeypatch):
     monkeypatch.setattr(main.ControllerMetrics, "count_requests", lambda self, kube: None)
     controller = main.build(None)
     assert controller.ctx.metrics.store is controller.ctx.cache
+
+
+def test_node_readiness_stage_label_is_bounded_to_the_stages_and_none():
+    """One series per node whatever a record says: an unknown stage reads as none."""
+    from nvcre.controller.ledger_metrics import STAGE_LABELS
+
+    m = ControllerMetrics()
+    for i, stage in enumerate(("production", "burn-in", "made-up-stage", None, "x" * 200)):
+        m.store.put({"kind": "NodeReadiness", "metadata": {"name": f"n{i}", "namespace": "nvcre-system"},
+                     "spec": {"nodeName": f"n{i}"}, "status": {"stageCleared": stage, "lastResult": "Passed"}})
+    s = _samples(generate_latest(m.registry).decode())
+    series = {dict(labels)["node"]: dict(labels)["stage"] for n, labels in s if n == "nvcre_node_readiness_status"}
+    assert series == {"n0": "production", "n1": "burn-in", "n2": "none", "n3": "none", "n4": "none"}
+    assert set(STAGE_LABELS) == {"bring-up", "burn-in", "preproduction", "production", "none"}
+
+
+def _running_bw(name, rows, complete=False):
+    bw = _bw(name, "wf", rows)
+    bw["metadata"]["labels"]["nvcre.nvidia.com/job"] = name.removesuffix("-bandwidth")
+    if complete:
+        bw["status"]["conditions"] = [{"type": "Complete", "status": "True", "reason": "JobSucceeded"}]
+    return bw
+
+
+def test_reference_nccl_gauges_are_opt_in_with_the_reference_lifecycle():
+    """--reference-metrics: the reference's GB/s gauges and _gbps aliases per measurement and
+    message size, scraped over HTTP and parsed with the official parser; a measurement that
+    completes or is deleted loses its series; nvcre's own gauges are unchanged."""
+    rows = [{"sizeBytes": 1024, "algBW": "1.5", "busBW": "2.5"}, {"sizeBytes": 4096, "algBW": "90", "busBW": "180.5"}]
+    off = ControllerMetrics()
+    off.store.put(_running_bw("g0-bandwidth", rows))
+    assert not [n for n, _ in _samples(generate_latest(off.registry).decode()) if "gbs" in n or "gbps" in n]
+
+    m = ControllerMetrics(reference_compatible=True)
+    m.store.put(_running_bw("g0-bandwidth", rows))
+    m.store.put(_running_bw("g1-bandwidth", rows, complete=True))
+    port = m.serve(0)
+    try:
+        scrape = lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()  # noqa: E731
+        text = scrape()
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        s = _samples(text)
+        key = (("job", "g0"), ("measurement", "g0-bandwidth"), ("message_size_bytes", "4096"), ("namespace", "ns"),
+               ("nccl_test", "all_reduce"), ("workflow", "wf"))
+        for name, value in (("nvcre_nccl_busbw_gbs", 180.5), ("nvcre_nccl_busbw_gbps", 180.5),
+                            ("nvcre_nccl_algbw_gbs", 90.0), ("nvcre_nccl_algbw_gbps", 90.0)):
+            assert families[name].type == "gauge" and families[name].documentation
+            assert s[(name, key)] == pytest.approx(value), name
+            assert {dict(labels)["measurement"] for n, labels in s if n == name} == {"g0-bandwidth"}, "a Complete one has no series"
+            assert len([1 for n, _ in s if n == name]) == 2  # one per message size
+        assert "Deprecated" in families["nvcre_nccl_busbw_gbps"].documentation
+        bw_key = (("namespace", "ns"), ("nccl_test", "all_reduce"), ("workflow", "wf"))
+        assert s[("nvcre_nccl_bus_bandwidth_max_bytes_per_second", bw_key)] == pytest.approx(180.5e9)
+
+        m.store.put(_running_bw("g0-bandwidth", rows, complete=True))  # completes
+        m.store.put(_running_bw("g2-bandwidth", rows))
+        m.store.drop("BandwidthMeasurement", "ns", "g2-bandwidth")  # deleted while running
+        after = _samples(scrape())
+        assert not [n for n, _ in after if "gbs" in n or "gbps" in n]
+        assert after[("nvcre_nccl_bus_bandwidth_max_bytes_per_second", bw_key)] == pytest.approx(180.5e9)
+    finally:
+        m.close()
+
+
+def test_reference_metrics_flag_reaches_the_registry(monkeypatch):
+    from nvcre.controller import main
+    from nvcre.controller.context import Settings
+
+    monkeypatch.setattr(main.KubeClient, "from_kubeconfig", staticmethod(lambda path: object()))
+    monkeypatch.setattr(main.ControllerMetrics, "count_requests", lambda self, kube: None)
+    for on in (False, True):
+        controller = main.build(None, Settings(reference_metrics=on))
+        controller.ctx.cache.put(_running_bw("g0-bandwidth", [{"sizeBytes": 8, "algBW": "1", "busBW": "2"}]))
+        assert ("nvcre_nccl_busbw_gbs" in generate_latest(controller.ctx.metrics.registry).decode()) is on
+
+
+@pytest.mark.parametrize("argv,expected", [([], False), (["--reference-metrics"], True)])
+def test_cli_reference_metrics_flag_sets_the_setting(monkeypatch, argv, expected):
+    from nvcre.cli.main import main
+    from nvcre.controller import logs
+    from nvcre.controller import main as controller_main
+
+    seen = {}
+    monkeypatch.setattr(controller_main, "serve", lambda kubeconfig, **kw: seen.update(kw))
+    monkeypatch.setattr(logs, "configure", lambda level, fmt: None)
+    assert main(["controller", "run", *argv]) == 0
+    assert seen["settings"].reference_metrics is expected

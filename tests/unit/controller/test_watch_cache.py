@@ -167,6 +167,48 @@ def test_a_node_change_queues_only_the_jobs_on_that_node():
     assert controller.queue.get(timeout=0.1) is None
 
 
-def test_a_namespaced_controller_reflects_workload_pieces_per_namespace():
+def test_a_namespaced_controller_reflects_workload_pieces_per_namespace(monkeypatch):
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", "nvcre-ops")
     specs = reflected_kinds(["a", "b"])
-    assert [(s.key, s.namespace) for s in specs] == [("Node", None), ("Pod", "a"), ("Pod", "b"), ("batch.Job", "a"), ("batch.Job", "b")]
+    assert [(s.key, s.namespace) for s in specs] == [("Node", None), ("Pod", "a"), ("Pod", "b"), ("batch.Job", "a"), ("batch.Job", "b"),
+                                                     ("NodeReadiness", "nvcre-ops")]
+
+
+def _readiness(node: str, rv: int, stage: str | None = "production", result: str = "Passed") -> dict:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "NodeReadiness",
+            "metadata": {"name": node, "namespace": "nvcre-system", "resourceVersion": str(rv)},
+            "spec": {"nodeName": node}, "status": {"stageCleared": stage, "lastResult": result}}
+
+
+def test_a_deleted_readiness_record_drops_its_series_without_a_restart(monkeypatch):
+    """The ledger is reflected into the cache the gauge projects: a DELETED event (or a relist
+    that no longer has the record) removes the node's series; nothing is queued for it."""
+    from prometheus_client import generate_latest
+
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", "nvcre-system")
+    ctx = Context(kube=object())
+    controller = Controller(ctx, {})
+    (spec,) = [s for s in reflected_kinds(None) if s.kind == "NodeReadiness"]
+    scrapes: list[str] = []
+    kube = ScriptedKube([_readiness("n1", 1), _readiness("n2", 1, None, "Failed")],
+                        [[{"type": "DELETED", "object": _readiness("n1", 2)}]])
+    original_watch = kube.watch
+
+    def watch_after_a_scrape(*args, **kwargs):  # the listed state, seen before the watch's events
+        scrapes.append(generate_latest(ctx.metrics.registry).decode())
+        yield from original_watch(*args, **kwargs)
+
+    kube.watch = watch_after_a_scrape
+    reflector = Reflector(kube, spec, controller, sleep=lambda s: False)
+    kube.reflector = reflector
+    thread = threading.Thread(target=reflector.run, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert 'nvcre_node_readiness_status{node="n1",stage="production"} 1.0' in scrapes[0]
+    assert 'nvcre_node_readiness_status{node="n2",stage="none"} 0.0' in scrapes[0]
+    text = generate_latest(ctx.metrics.registry).decode()
+    assert 'node="n1"' not in text and 'node="n2"' in text  # the DELETED event, no restart
+    controller.replace("NodeReadiness", [], spec.namespace)  # a relist after 410: n2 went while the watch was away
+    assert "nvcre_node_readiness_status{" not in generate_latest(ctx.metrics.registry).decode()
+    assert len(controller.queue) == 0
