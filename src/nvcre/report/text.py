@@ -229,7 +229,7 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
     measured = [g for g in c.groups if g.bandwidth or g.phase == "Failed"]
     if len([g for g in c.groups if g.bandwidth]) > 1 and len(c.groups) > 1:
         body += ["", "  Bandwidth by group:"]
-        body += _group_rows(measured, {fg.name for fg in c.failed_groups})
+        body += _group_rows(measured, {fg.name for fg in c.failed_groups}, {o.group for o in c.outliers})
 
     if c.diagnose:
         d = c.diagnose
@@ -425,20 +425,24 @@ def _node_list(nodes: list[str]) -> list[str]:
     return _indented(", ".join(nodes), 11, max_lines=6)
 
 
-def _group_rows(groups: list[GroupResult], listed: set[str]) -> list[str]:
+def _group_rows(groups: list[GroupResult], listed: set[str], outliers: set[str] = frozenset()) -> list[str]:
+    """One row per group; a PerformanceOutlier group is marked ``!``, never ``✓``, even where it
+    passed (a warning names it below, and a tick beside it would contradict that)."""
     shown = groups
     hidden: list[GroupResult] = []
     if len(groups) > MAX_GROUP_ROWS:
-        shown = [g for g in groups if g.phase == "Failed" or g.below_min]
+        shown = [g for g in groups if g.phase == "Failed" or g.below_min or g.name in outliers]
         hidden = [g for g in groups if g not in shown]
     rows = []
     domains = [g.domain for g in groups]
     for g in shown:
         bad = g.phase == "Failed" or g.below_min
-        mark = "✗" if bad else ("?" if g.provisional or g.phase != "Succeeded" else "✓")
+        slow = g.name in outliers
+        mark = "✗" if bad else ("?" if g.provisional or g.phase != "Succeeded" else ("!" if slow else "✓"))
         rows.append(f"      {mark}  {_group_label(g, domains.count(g.domain) == 1)}")
         if g.bus_bw:
-            rows.append(f"         {g.bus_bw}{'  LOW' if g.below_min else ''}{'  (provisional)' if g.provisional else ''}")
+            rows.append(f"         {g.bus_bw}{'  LOW' if g.below_min else ''}{'  OUTLIER' if slow and not bad else ''}"
+                        f"{'  (provisional)' if g.provisional else ''}")
         else:
             rows.append("         no bandwidth data")
         if g.transport:

@@ -94,3 +94,18 @@ def test_junit_properties_regressions_and_the_bar_on_each_group():
     assert any(n == "derivedThreshold" and SOURCE in v for n, v in props)
     group = next(c for c in staged.findall("testcase") if c.get("name").startswith("group group-0"))
     assert "bar: busBandwidthGBps >= 370" in group.find("system-out").text
+
+
+def test_an_outlier_group_is_never_ticked_in_the_text_report():
+    """A group that passed its (absent) thresholds but is a PerformanceOutlier is marked '!'
+    with OUTLIER beside its figure, not '✓', in the per-group rows of the text report."""
+    from nvcre.report.text import _group_rows
+
+    report = build_report(samples.judged_out_of_the_box(None))
+    category = next(c for c in report.categories if c.outliers)
+    slow = category.outliers[0].group
+    groups = [g for g in category.groups if g.name == slow]
+    assert groups, "the sample's outlier group must be among its groups"
+    rows = _group_rows(groups, set(), {slow})
+    assert rows[0].lstrip().startswith("!") and "OUTLIER" in rows[1], rows
+    assert _group_rows(groups, set())[0].lstrip().startswith("✓")
