@@ -6,7 +6,8 @@ Each case is (kind, name, path in the object, hostile value, expected field, whe
 The written file carries the header convention of tests/data/malformed: ``# expect:``
 names the field the refusal must name, ``# server: no`` marks a case the API server's
 schema cannot catch (the CLI and the controller refuse it: a detector that does not
-compile, a duplicate YAML key, identical duplicate categories, ConfigMap keys),
+compile, a duplicate YAML key, ConfigMap keys; identical duplicate categories are refused
+by a CRD rule at ``spec.categories``, named in ``# server-field:``),
 ``# why:`` says what it attacks. CEL cost is refused by both: the API server by the
 expression's shape (``nvcre.api.rules.CelShape``), the CLI by that and the estimator.
 ``tests/unit/api/test_hostile_manifests.py`` checks the CLI refuses every file naming
