@@ -65,7 +65,7 @@ def test_hostile_manifests_are_refused_at_admission_naming_the_field(crds, kubec
         if _SERVER_ACCEPTS.search(text):
             # the CLI and the controller refuse these (a detector that does not compile, ConfigMap
             # keys); the server admitting one is the documented gap, refusing it makes the marker stale
-            if result.returncode != 0 and "already set in map" not in result.stderr:  # kubectl's YAML: duplicate key
+            if result.returncode != 0:
                 problems.append(f"{path.name}: marked server: no but refused: {result.stderr.strip()[:300]}")
             continue
         if result.returncode == 0:

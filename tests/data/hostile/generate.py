@@ -360,6 +360,7 @@ def render() -> dict[str, str]:
     files["cert-duplicate-yaml-key.yaml"] = (
         "# expect: (document)\n# server: no\n# why: a key given twice; the CLI refuses, YAML would keep the last\n"
         f"apiVersion: {API}\nkind: Certification\nmetadata:\n  name: cert-duplicate-yaml-key\nspec:\n"
+        "  target:\n    nodeSelector:\n      nvidia.com/gpu.present: 'true'\n"  # valid but for the key: the server admits it
         "  categories:\n  - domain: communication\n    variant: nccl-all-reduce\n    variant: nccl-all-gather\n"
     )
     return files
