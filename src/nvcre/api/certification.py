@@ -51,6 +51,38 @@ class CertificationCategory(ApiModel):
         return f"{self.domain}/{self.variant}"
 
 
+def _catalog_aliases() -> dict[tuple[str, str], tuple[str, str]]:
+    """(domain, alias) -> the catalog's (domain, variant): two spellings of one category
+    are one category, for the duplicate check here and in the CRD rule."""
+    from nvcre.catalog.data import load_catalog
+
+    return dict(sorted(load_catalog().aliases.items()))
+
+
+def _canonical_variant_cel(var: str) -> str:
+    """CEL for ``var``'s variant spelled as the catalog names it (nested ternaries: no map
+    is built per comparison, so the rule's cost stays a few units per pair)."""
+    expr = f"{var}.variant"
+    for (domain, alias), (_, variant) in reversed(list(_catalog_aliases().items())):
+        expr = f"({var}.domain == '{domain}' && {var}.variant == '{alias}' ? '{variant}' : {expr})"
+    return expr
+
+
+def duplicate_categories_rule() -> dict[str, str]:
+    """The CRD rule that refuses identical duplicate categories, as ``_check_categories`` does."""
+    same_options = "(has(c.options) ? (has(d.options) && d.options == c.options) : !has(d.options))"
+    return cel(
+        f"self.categories.all(c, self.categories.exists_one(d, d.domain == c.domain && "
+        f"{_canonical_variant_cel('d')} == {_canonical_variant_cel('c')} && {same_options}))",
+        DUPLICATE_MESSAGE,
+        field_path=".categories",
+    )
+
+
+DUPLICATE_MESSAGE = ("identical duplicate categories (same domain, variant, counting catalog aliases, and options); "
+                     "a category runs once per listing, so list it once or change its options")
+
+
 def _effective(field: str, default: str) -> str:
     """CEL for a category option's value after the merge (category, else global, else default)."""
     return f"((has(c.options) && has(c.options.{field})) ? c.options.{field} : (has(self.{field}) ? self.{field} : {default}))"
@@ -109,18 +141,22 @@ class CertificationSpec(CategoryOptions):
                 f"{MAX_WORKLOAD_LABELS} entries",
                 field_path=".categories",
             ),
+            duplicate_categories_rule(),
         ]
 
     @model_validator(mode="after")
     def _check_categories(self) -> "CertificationSpec":
         seen: dict[str, int] = {}
+        aliases = _catalog_aliases()
         for index, category in enumerate(self.categories):
-            key = category.model_dump_json(by_alias=True, exclude_none=True)
+            domain, variant = aliases.get((category.domain, category.variant), (category.domain, category.variant))
+            key = category.model_copy(update={"domain": domain, "variant": variant}).model_dump_json(
+                by_alias=True, exclude_none=True)
             if key in seen:
                 raise FieldProblem(
                     f"categories[{index}]",
-                    f"duplicate of categories[{seen[key]}] (same domain, variant and options); a category runs "
-                    "once per listing, so list it once or change its options",
+                    f"duplicate of categories[{seen[key]}] (same domain, variant, counting catalog aliases, and "
+                    "options); a category runs once per listing, so list it once or change its options",
                 )
             seen[key] = index
             merged = merge_options(self, category.options)

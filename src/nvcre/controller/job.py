@@ -458,7 +458,9 @@ def _finish_measurements(ctx: Context, job: dict, reading: Reading | None, outco
             reason = "JobSucceeded" if ok else (reading.note if reading and reading.note in ("LogsUnavailable", "NoDataCollected") else "NoDataCollected")
         else:
             reason = "JobFailed"
-        message = "final read of the launcher log" if ok else ((reading.message or reading.note) if reading else "")
+        # rows the parser skipped are named by line even when the rest measured (a `1e999` row)
+        message = ("final read of the launcher log" + (f"; {reading.message}" if reading.message else "")
+                   if ok else ((reading.message or reading.note) if reading else ""))
         existing = ctx.kube.get(NVCRE_API_VERSION, kind, mobj["metadata"]["name"], mobj["metadata"]["namespace"])
         if existing is None:
             continue

@@ -19,7 +19,11 @@ any text gives an answer, never an exception.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 MAX_EXPRESSION_LEN = 2048
 MAX_NESTING = 64  # depth units: each parenthesis, list, call or comprehension opens one or two
@@ -396,3 +400,36 @@ def check_cost(expression: str, limit: float, variables: dict[str, Shape] | None
                 f"(comprehensions multiply by the size of their list; a list from an object counts "
                 f"as {DEFAULT_LIST_SIZE} items)")
     return None
+
+
+# --- runtime budget --------------------------------------------------------------------------
+
+
+class RuntimeBudget:
+    """Wall-clock seconds the CEL evaluations of one pass may spend, with the static
+    estimate above as the first line and this as the second (an estimate can be wrong).
+
+    The library cannot stop an evaluation once started, so the budget is enforced between
+    evaluations: ``spend`` times one, ``exhausted`` says the rest must not run. A single
+    evaluation over ``limit_s`` is bounded by the static cost limit; the caller remembers
+    the expression so that one stall is never repeated.
+    """
+
+    def __init__(self, limit_s: float, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.limit_s = limit_s
+        self.spent_s = 0.0
+        self.last_s = 0.0
+        self._clock = clock
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent_s > self.limit_s
+
+    def spend(self, evaluate: Callable[[], T]) -> T:
+        """``evaluate()``'s result; the seconds it took go to ``last_s`` and ``spent_s`` (also when it raises)."""
+        start = self._clock()
+        try:
+            return evaluate()
+        finally:
+            self.last_s = self._clock() - start
+            self.spent_s += self.last_s

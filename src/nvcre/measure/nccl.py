@@ -167,6 +167,9 @@ _TEST_NAME_IN_COMMAND = re.compile(r"\b([a-z_]+_perf(?:_mpi)?)\b")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
 _USING_NETWORK = re.compile(r"NCCL INFO Using network (\S.*)$")  # greedy: a lazy group before \s*$ is quadratic
+# NUL, C0 controls other than tab, CR and ESC (colour codes), DEL, and U+FFFD (bytes that were
+# not UTF-8): a line holding them is binary garbage, named by line rather than silently dropped.
+_BINARY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 _VIA_NET = re.compile(r"via NET/([A-Za-z][A-Za-z0-9_]*)")
 _NCCL_VERSION = re.compile(r"NCCL INFO NCCL version (\S+)")
 _HOST_PREFIX = re.compile(r"^\s*([^\s:]+):\d+:\d+\s+\[[^\]]*\]\s+NCCL\s+(?:WARN|INFO)")
@@ -236,6 +239,9 @@ class _TextParser:
             line = line.split(">:", 1)[-1]
         text = line.strip()
         if not text:
+            return
+        if _BINARY.search(text):
+            self.result.warnings.append(f"line {number}: binary data (control characters), not text; line skipped")
             return
         first = text[0]
         if first == "#":

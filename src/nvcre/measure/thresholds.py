@@ -15,12 +15,19 @@ from functools import lru_cache
 
 import cel
 
-from nvcre.measure.celcost import SCALAR, check_cost
+from nvcre.measure.celcost import SCALAR, RuntimeBudget, check_cost
 
 # Compile-time bounds (see nvcre.measure.celcost): the library cannot interrupt an
 # evaluation, so an expression is only ever run after its estimated cost fits.
 MAX_THRESHOLD_LEN = 1024
 THRESHOLD_COST_LIMIT = 100_000
+# Runtime budget of one judgement (all of a Job's thresholds): a threshold over one number
+# takes microseconds, so anything near this is the estimate being wrong. Entries left when
+# it is spent are not run, and an expression that alone ran over it is never run again in
+# this process (the controller re-judges on every reconcile; one stall must not repeat).
+THRESHOLD_BUDGET_S = 0.5
+_OVER_BUDGET: dict[str, float] = {}  # expression -> seconds its one evaluation took
+_OVER_BUDGET_MAX = 1024
 
 # Metric key -> (unit, where the measured value comes from).
 THRESHOLD_KEYS: dict[str, tuple[str, str]] = {
@@ -162,19 +169,36 @@ def _usable(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _evaluate_one(key: str, expression: str, value: float) -> ThresholdEvaluation:
+def _over_budget(key: str, expression: str, value: float, message: str) -> ThresholdEvaluation:
+    return ThresholdEvaluation(key, expression, value, False, "InvalidThresholdExpression",
+                               f"Threshold {key!r}: expression {expression!r} {message}; simplify it")
+
+
+def _evaluate_one(key: str, expression: str, value: float, budget: RuntimeBudget) -> ThresholdEvaluation:
     problem = check_threshold(key, expression)
     if problem is not None:
         return ThresholdEvaluation(
             key, str(expression), value, False, problem.reason, f'Threshold "{key}": {problem.message}'
         )
+    if expression in _OVER_BUDGET:
+        return _over_budget(key, expression, value, f"took {_OVER_BUDGET[expression]:.2f} s once, over the runtime "
+                            f"budget of {budget.limit_s:g} s per judgement, and is not run again")
+    if budget.exhausted:
+        return _over_budget(key, expression, value, f"was not evaluated: this judgement spent its runtime budget "
+                            f"of {budget.limit_s:g} s on the thresholds before it")
     try:
-        verdict = _compiled(expression).execute({"value": value})
+        verdict = budget.spend(lambda: _compiled(expression).execute({"value": value}))
     except Exception as err:  # a runtime type error in the user's expression
         return ThresholdEvaluation(
             key, expression, value, False, "InvalidThresholdExpression",
             f"Threshold {key!r}: expression {expression!r} failed on measured {value:.4f}: {_first_line(err)}",
         )
+    if budget.last_s > budget.limit_s:
+        if len(_OVER_BUDGET) >= _OVER_BUDGET_MAX:
+            _OVER_BUDGET.clear()
+        _OVER_BUDGET[expression] = budget.last_s
+        return _over_budget(key, expression, value, f"took {budget.last_s:.2f} s, over the runtime budget of "
+                            f"{budget.limit_s:g} s per judgement (its result is not used)")
     if not isinstance(verdict, bool):
         return ThresholdEvaluation(
             key, expression, value, False, "InvalidThresholdExpression",
@@ -202,12 +226,15 @@ def evaluate_thresholds(
     *,
     timed_out: bool = False,
     timeout_seconds: float = DEFAULT_MEASUREMENT_TIMEOUT_S,
+    budget: RuntimeBudget | None = None,
 ) -> ThresholdDecision:
     """Judge measured ``metrics`` against ``thresholds``; never raises on user input.
 
     Order (as the reference judges): unknown keys fail at once; a missing value makes
     the decision pending (or ``MeasurementTimeout`` once ``timed_out``); then every
-    entry is evaluated and the first failure in key order names the condition.
+    entry is evaluated and the first failure in key order names the condition. All
+    evaluations together spend at most ``budget`` (``THRESHOLD_BUDGET_S`` by default); an
+    entry over it fails as ``InvalidThresholdExpression`` saying so.
     """
     thresholds = dict(thresholds or {})
     if not thresholds:
@@ -238,8 +265,9 @@ def evaluate_thresholds(
             f"Waiting for measurement data for keys: [{', '.join(missing)}]",
             evaluations=evaluations, missing=missing,
         )
+    budget = budget if budget is not None else RuntimeBudget(THRESHOLD_BUDGET_S)
     evaluations = tuple(
-        _evaluate_one(key, str(thresholds[key]), _usable(metrics[key]))  # type: ignore[arg-type]
+        _evaluate_one(key, str(thresholds[key]), _usable(metrics[key]), budget)  # type: ignore[arg-type]
         for key in sorted(thresholds)
     )
     failures = [e for e in evaluations if not e.passed]

@@ -6,11 +6,19 @@ Each case is (kind, name, path in the object, hostile value, expected field, whe
 The written file carries the header convention of tests/data/malformed: ``# expect:``
 names the field the refusal must name, ``# server: no`` marks a case the API server's
 schema cannot catch (the CLI and the controller refuse it: a detector that does not
-compile, a duplicate YAML key, identical duplicate categories, ConfigMap keys),
+compile, a duplicate YAML key, ConfigMap keys; identical duplicate categories are refused
+by a CRD rule at ``spec.categories``, named in ``# server-field:``),
 ``# why:`` says what it attacks. CEL cost is refused by both: the API server by the
 expression's shape (``nvcre.api.rules.CelShape``), the CLI by that and the estimator.
 ``tests/unit/api/test_hostile_manifests.py`` checks the CLI refuses every file naming
 the field, ``tests/integration/test_hostile_manifests.py`` the API server.
+
+The escalation class (``escalations()``) is valid to the schema and the CLI on purpose:
+what it asks for is allowed to someone granted it. Those files say ``# expect:
+(admission-policy)`` and ``# policy: <verb>``, the verb of the chart's least-privilege
+ValidatingAdmissionPolicy a tenant needs for them (``privileged`` or ``escalate``);
+``tests/unit/chart/test_hostile_escalations.py`` runs each through that policy, and the
+integration test checks the schema admits them, so the policy is the line of defence.
 """
 
 from __future__ import annotations
@@ -119,7 +127,11 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
     add("cert", "threshold-unknown-key", opt + ("thresholds",), {"bogus": "value > 1"},
         "spec.categories[0].options.thresholds", why="unknown threshold key")
     add("cert", "duplicate-category", ("spec", "categories"), CERT["spec"]["categories"] * 2,
-        "spec.categories[1]", server=False, why="identical duplicate categories")
+        "spec.categories[1]", server="spec.categories", why="identical duplicate categories")
+    add("cert", "duplicate-category-alias", ("spec", "categories"),
+        [{"domain": "communication", "variant": "nccl-alltoall"}, {"domain": "communication", "variant": "nccl-all-to-all"}],
+        "spec.categories[1]", server="spec.categories",
+        why="the same category twice, once by its catalog alias (nccl-all-to-all is nccl-alltoall)")
     add("cert", "labels-reserved", opt + ("workloadMetadata",), {"labels": {"nvcre.nvidia.com/job": "x"}},
         "spec.categories[0].options.workloadMetadata.labels", why="reserved label key")
     add("cert", "target-names-type", ("spec", "target", "nodeNames"), "gpu-node-1", "spec.target.nodeNames",
@@ -228,6 +240,85 @@ def cases() -> list[tuple[str, str, tuple, object, str, bool, str]]:
     return out
 
 
+PLAIN_POD = {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox:1.36", "command": ["true"]}]}
+
+
+def _native_job(pod: dict | None = None, *extra: dict) -> dict:
+    """A native workload: one plain batch/v1 Job running ``pod`` (plain unless changed), plus ``extra`` objects."""
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "w"},
+           "spec": {"template": {"spec": copy.deepcopy(pod or PLAIN_POD)}}}
+    return {"native": {"objects": [job, *extra]}}
+
+
+def _pod(**changes: object) -> dict:
+    pod = copy.deepcopy(PLAIN_POD)
+    for key, value in changes.items():
+        if key.startswith("main_"):
+            pod["containers"][0][key[5:]] = value
+        else:
+            pod[key] = value
+    return pod
+
+
+def escalations() -> list[tuple[str, str, tuple, object, str, str]]:
+    """(base, slug, path, value, policy verb, why): objects the schema admits that would make
+    the controller create more than a plain namespaced workload with its own rights."""
+    work = ("spec", "workload")
+    owner = {"apiVersion": API, "kind": "WorkloadRun", "name": "someone-elses-run", "uid": "0b8f-run"}
+    return [
+        ("job", "privileged-container", work, _native_job(_pod(main_securityContext={"privileged": True})),
+         "privileged", "a privileged container"),
+        ("job", "host-pid", work, _native_job(_pod(hostPID=True)), "privileged", "the node's process namespace"),
+        ("job", "host-network", work, _native_job(_pod(hostNetwork=True)), "privileged", "the node's network"),
+        ("job", "host-path-root", work,
+         _native_job(_pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}],
+                          main_volumeMounts=[{"name": "root", "mountPath": "/host"}])),
+         "privileged", "the node's root filesystem"),
+        ("job", "apparmor-unconfined", work,
+         _native_job(_pod(main_securityContext={"appArmorProfile": {"type": "Unconfined"}})),
+         "privileged", "AppArmor switched off (Pod Security baseline)"),
+        ("job", "selinux-custom-type", work,
+         _native_job(_pod(securityContext={"seLinuxOptions": {"type": "spc_t"}})),
+         "privileged", "a custom SELinux type (spc_t is unconfined; Pod Security baseline)"),
+        ("job", "unsafe-sysctl", work,
+         _native_job(_pod(securityContext={"sysctls": [{"name": "kernel.core_pattern", "value": "|/tmp/x"}]})),
+         "privileged", "a sysctl outside the Pod Security baseline's safe set"),
+        ("job", "secret-object", work,
+         _native_job(None, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                            "stringData": {"token": "x"}}),
+         "escalate", "a Secret created with the controller's rights"),
+        ("job", "secret-env", work,
+         _native_job(_pod(main_env=[{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "db", "key": "k"}}}])),
+         "escalate", "another workload's Secret read into the environment"),
+        ("job", "secret-volume", work,
+         _native_job(_pod(volumes=[{"name": "s", "secret": {"secretName": "db"}}])),
+         "escalate", "another workload's Secret mounted"),
+        ("job", "rbac-role-binding", work,
+         _native_job(None, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                            "metadata": {"name": "x"},
+                            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+                            "subjects": [{"kind": "User", "name": "mallory"}]}),
+         "escalate", "RBAC granted with the controller's rights"),
+        ("job", "cluster-scoped-namespace", work,
+         _native_job(None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}),
+         "escalate", "a cluster-scoped object"),
+        ("job", "raw-trainjob", work,
+         {"trainJob": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"image": "busybox:1.36"}}},
+         "escalate", "a raw TrainJob spec (its runtime cannot be checked at admission)"),
+        ("wf", "bound-to-run-owner", ("metadata", "ownerReferences"), [owner],
+         "escalate", "a Workflow owned by another user's WorkloadRun re-runs its workload"),
+        ("wf", "bound-to-run-label", ("metadata", "labels"), {"nvcre.nvidia.com/workload-run": "someone-elses-run"},
+         "escalate", "a Workflow labelled into another user's WorkloadRun re-runs its workload"),
+        ("run", "host-path-volume", ("spec", "volumes"), [{"name": "root", "hostPath": {"path": "/"}}],
+         "privileged", "a WorkloadRun mounting the node's root filesystem"),
+        ("run", "privileged-init", ("spec", "initContainers"),
+         [{"name": "init", "image": "busybox:1.36", "securityContext": {"privileged": True}}],
+         "privileged", "a privileged init container"),
+        ("run", "secret-volume", ("spec", "volumes"), [{"name": "s", "secret": {"secretName": "db"}}],
+         "escalate", "a WorkloadRun mounting a Secret"),
+    ]
+
+
 def _set(obj: dict, path: tuple, value: object) -> dict:
     current = obj
     for part in path[:-1]:
@@ -259,10 +350,17 @@ def render() -> dict[str, str]:
         marker = "" if server is True else "# server: no\n" if server is False else f"# server-field: {server}\n"
         header = f"# expect: {field}\n" + marker + f"# why: {why}\n"
         files[f"{name}.yaml"] = header + yaml.safe_dump(obj, sort_keys=False, width=200)
+    for base, slug, path, value, verb, why in escalations():
+        obj = _set(copy.deepcopy(BASES[base]), path, copy.deepcopy(value))
+        name = f"{base}-escalate-{_slug(slug)}"
+        obj["metadata"]["name"] = name[:63].rstrip("-")
+        header = f"# expect: (admission-policy)\n# policy: {verb}\n# why: {why}\n"
+        files[f"{name}.yaml"] = header + yaml.safe_dump(obj, sort_keys=False, width=200)
     # A duplicate YAML key: the last value would win silently (hand-written: YAML cannot dump it).
     files["cert-duplicate-yaml-key.yaml"] = (
         "# expect: (document)\n# server: no\n# why: a key given twice; the CLI refuses, YAML would keep the last\n"
         f"apiVersion: {API}\nkind: Certification\nmetadata:\n  name: cert-duplicate-yaml-key\nspec:\n"
+        "  target:\n    nodeSelector:\n      nvidia.com/gpu.present: 'true'\n"  # valid but for the key: the server admits it
         "  categories:\n  - domain: communication\n    variant: nccl-all-reduce\n    variant: nccl-all-gather\n"
     )
     return files

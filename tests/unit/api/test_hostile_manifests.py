@@ -16,6 +16,9 @@ from nvcre.errors import ManifestError, UserError
 HOSTILE = Path(__file__).resolve().parents[2] / "data" / "hostile"
 FILES = sorted(HOSTILE.glob("*.yaml"))
 _FIELD = re.compile(r"^#\s*expect:\s*(\S+)", re.MULTILINE)
+POLICY_ONLY = "(admission-policy)"  # escalations: valid objects that need a verb of the chart's policy
+REFUSED = [p for p in FILES if _FIELD.search(p.read_text()).group(1) != POLICY_ONLY]
+ESCALATIONS = [p for p in FILES if _FIELD.search(p.read_text()).group(1) == POLICY_ONLY]
 
 
 def _generator():
@@ -42,7 +45,20 @@ def test_each_base_object_is_valid(base):
     parse_object(_generator().BASES[base])  # so each hostile file breaks exactly one thing
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", ESCALATIONS, ids=[p.name for p in ESCALATIONS])
+def test_escalations_are_valid_objects_so_the_admission_policy_decides(path):
+    """Someone granted the verb may ask for these; the CLI must not refuse them, and the
+    chart's policy must (tests/unit/chart/test_hostile_escalations.py)."""
+    assert re.search(r"^# policy: (privileged|escalate)$", path.read_text(), re.MULTILINE), path.name
+    load_file(path)
+
+
+def test_the_suite_holds_every_escalation_class():
+    assert len(ESCALATIONS) >= 15
+    assert len(REFUSED) >= 120
+
+
+@pytest.mark.parametrize("path", REFUSED, ids=[p.name for p in REFUSED])
 def test_cli_refuses_hostile_manifest_naming_the_field(path):
     field = _FIELD.search(path.read_text()).group(1)
     with pytest.raises(UserError) as err:

@@ -70,6 +70,13 @@ def _add_init(container):
     return lambda objects: _pod(objects).setdefault("initContainers", []).append(container)
 
 
+def _annotate(annotations):
+    def apply(objects):
+        job = next(o for o in objects if o["kind"] == "Job")
+        job["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+    return apply
+
+
 HOSTILE = {
     "privileged": (_set("containers.0.securityContext.privileged", True), "privileged"),
     "hostPID": (_set("hostPID", True), "privileged"),
@@ -84,6 +91,16 @@ HOSTILE = {
     "proc-unmasked": (_set("containers.0.securityContext.procMount", "Unmasked"), "privileged"),
     "privileged-init": (_add_init({"name": "i", "image": "x", "securityContext": {"privileged": True}}), "privileged"),
     "privileged-ephemeral": (_set("ephemeralContainers", [{"name": "e", "securityContext": {"privileged": True}}]), "privileged"),
+    "apparmor-unconfined-field": (_set("containers.0.securityContext.appArmorProfile", {"type": "Unconfined"}), "privileged"),
+    "apparmor-unconfined-pod-field": (_set("securityContext", {"appArmorProfile": {"type": "Unconfined"}}), "privileged"),
+    "apparmor-unconfined-annotation": (_annotate({"container.apparmor.security.beta.kubernetes.io/main": "unconfined"}),
+                                       "privileged"),
+    "selinux-spc-type": (_set("securityContext", {"seLinuxOptions": {"type": "spc_t"}}), "privileged"),
+    "selinux-container-user": (_set("containers.0.securityContext.seLinuxOptions", {"user": "system_u"}), "privileged"),
+    "selinux-container-role": (_set("containers.0.securityContext.seLinuxOptions", {"role": "sysadm_r"}), "privileged"),
+    "sysctl-unsafe": (_set("securityContext", {"sysctls": [{"name": "kernel.core_pattern", "value": "|/x"}]}), "privileged"),
+    "sysctl-unsafe-after-safe": (_set("securityContext", {"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"},
+                                                                        {"name": "kernel.msgmax", "value": "1"}]}), "privileged"),
     "secret-object": (_add_object({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}), "escalate"),
     "cluster-role-binding": (_add_object({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                                           "metadata": {"name": "x"}}), "escalate"),
@@ -252,3 +269,31 @@ def test_updates_are_judged_again_only_when_spec_or_labels_change():
     assert judged("UPDATE", {**old, "spec": {"x": 2}})
     assert judged("UPDATE", {**old, "metadata": {"name": "j", "labels": {"a": "2"}}})
     assert judged("UPDATE", {**old, "metadata": {"name": "j"}})
+
+
+# What the Pod Security baseline allows stays a plain workload (no verb needed).
+BASELINE_ALLOWED = {
+    "apparmor-runtime-default": _set("containers.0.securityContext.appArmorProfile", {"type": "RuntimeDefault"}),
+    "apparmor-localhost": _set("securityContext", {"appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}}),
+    "apparmor-annotation-default": _annotate({"container.apparmor.security.beta.kubernetes.io/main": "runtime/default"}),
+    "apparmor-annotation-localhost": _annotate({"container.apparmor.security.beta.kubernetes.io/main": "localhost/p"}),
+    "other-annotation": _annotate({"example.com/unconfined": "unconfined"}),
+    "selinux-container-t": _set("securityContext", {"seLinuxOptions": {"type": "container_t", "level": "s0:c1,c2"}}),
+    "selinux-level-only": _set("containers.0.securityContext.seLinuxOptions", {"level": "s0:c9"}),
+    "sysctl-safe": _set("securityContext", {"sysctls": [{"name": "net.ipv4.ip_local_port_range", "value": "1024 65535"},
+                                                        {"name": "kernel.shm_rmid_forced", "value": "1"}]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BASELINE_ALLOWED))
+def test_what_the_pod_security_baseline_allows_needs_no_verb(name):
+    objects = _plain_objects()
+    BASELINE_ALLOWED[name](objects)
+    assert findings("jobs", _job(objects)) == {"trusted": False, "privileged": [], "escalate": []}
+
+
+def test_an_unsafe_sysctl_is_named():
+    objects = _plain_objects()
+    _set("securityContext", {"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"},
+                                         {"name": "kernel.core_pattern", "value": "|/x"}]})(objects)
+    assert any("kernel.core_pattern" in f for f in findings("jobs", _job(objects))["privileged"])

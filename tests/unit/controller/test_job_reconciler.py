@@ -224,3 +224,50 @@ def test_an_object_deleted_while_the_watch_was_away_leaves_the_cache(world):
     assert reconcile_job(ctx, "ns", "ghost") is None
     assert ctx.cache.get("Job", "ns", "ghost") is None
     assert all(o["metadata"]["name"] != "ghost" for o in ctx.cache.of_kind("Job"))
+
+
+def _finish_with_log(kube, ctx, job: str, text: str) -> dict:
+    launcher = f"{job}-l"
+    kube.logs[launcher] = text
+    ctx.cache.put(_pod(job, launcher, "launcher", node=None, phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "launcher", {"succeeded": 1, "conditions": [
+        {"type": "Complete", "status": "True", "lastTransitionTime": FAILED_AT}]})
+    for _ in range(3):  # a wedge would leave it non-terminal however often it is reconciled
+        reconcile_job(ctx, "ns", job)
+    return _job(kube, job)
+
+
+NCCL_HEADER = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20\n"
+               "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+               "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+ROW = "{size:>12} {count:>13}     float     sum      -1    123.0    {bw}    {bw}      0    122.7    {bw}    {bw}      0\n"
+
+
+@pytest.mark.parametrize("hostile, line", [
+    (ROW.format(size=8388608, count=2097152, bw="1e999"), 4),
+    ("\x00\xff\x1b[31m\ufffd" * 40 + " 8388608 2097152 float sum -1 \x00 1.0\n", 4),
+    ("    8388608       2097152     float     sum      -1    " + "9" * 1_000_000 + "\n", 4),
+])
+def test_a_hostile_launcher_log_ends_the_job_with_a_measurement_error_naming_the_line(world, hostile, line):
+    """Issue 13: one `1e999` row wedged a Job in WorkloadPending; binary garbage and a 1 MB
+    line are the same class. The Job must reach a terminal state and say which line."""
+    kube, ctx, clock, job, nodes = world
+    obj = _finish_with_log(kube, ctx, job, NCCL_HEADER + hostile)
+    conditions = obj["status"]["conditions"]
+    assert c.is_terminal(conditions), conditions
+    bm = next(o for (k, _, _), o in kube.objects.items() if k == f"{API}/BandwidthMeasurement")
+    said = " ".join(str(x.get("message", "")) for x in conditions + bm["status"].get("conditions", []))
+    said += " " + str(bm["status"].get("message", ""))
+    assert f"line {line}" in said, (said[:2000], bm["status"])
+
+
+def test_hostile_rows_among_good_ones_are_named_and_the_good_ones_measured(world):
+    kube, ctx, clock, job, nodes = world
+    good = "".join(ROW.format(size=8 << i, count=2 << i, bw="410.50") for i in range(20, 24))
+    text = NCCL_HEADER + good + ROW.format(size=8 << 24, count=2 << 24, bw="1e999") + "\x00\xff garbage\n"
+    obj = _finish_with_log(kube, ctx, job, text)
+    assert c.is_terminal(obj["status"]["conditions"])
+    bm = next(o for (k, _, _), o in kube.objects.items() if k == f"{API}/BandwidthMeasurement")
+    assert bm["status"]["results"], bm["status"]
+    assert "line 8" in str(bm["status"]), bm["status"]

@@ -258,3 +258,47 @@ def test_a_failed_category_leaves_a_workflow_failed_event_on_the_certification(w
     assert st["categoryStatuses"][0]["status"] == "Failed"
     assert kube.events.count(("Warning", "WorkflowFailed")) == 1, kube.events
     assert st["categoryStatuses"][1]["status"] == "InProgress"  # not the final verdict: the category Event
+
+
+def _finish_workflow(kube, name: str, kind: str, reason: str) -> None:
+    kube.objects[(f"{API}/Workflow", "ns", name)].setdefault("status", {})["conditions"] = [
+        {"type": kind, "status": "True", "reason": reason, "message": reason, "lastTransitionTime": "2026-11-30T00:00:00Z"}]
+
+
+def test_duplicates_with_different_options_run_as_distinct_workflows_and_count_once_each():
+    """Issue 13: the same domain/variant listed twice with options the name suffix does not
+    show (thresholds) was merged into one Workflow and counted twice. Each listing must get
+    its own Workflow (naming.category_workflow_name: an options hash) and its own verdict."""
+    from nvcre.controller import naming
+
+    fleet = build_fleet(FleetSpec(nodes=4, racks=1))
+    kube = FakeKube(fleet.nodes)
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: 1_800_000_000.0)
+    categories = [
+        {"domain": "communication", "variant": "nccl-loopback", "options": {"thresholds": {"busBandwidthGBps": "value >= 100"}}},
+        {"domain": "communication", "variant": "nccl-loopback", "options": {"thresholds": {"busBandwidthGBps": "value >= 900"}}},
+        {"domain": "communication", "variant": "nccl-loopback"},
+    ]
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "dup", "namespace": "ns"},
+              "spec": {"target": {}, "categories": copy.deepcopy(categories)}})
+    expected = [naming.category_workflow_name("dup", categories, i) for i in range(3)]
+    assert len(set(expected)) == 3
+    outcomes = [("Failed", "IterationsFailed"), ("Succeeded", "AllIterationsSucceeded"), ("Succeeded", "AllIterationsSucceeded")]
+    for index, (kind, reason) in enumerate(outcomes):
+        reconcile_certification(ctx, "ns", "dup")  # records the previous verdict
+        reconcile_certification(ctx, "ns", "dup")  # starts this listing's Workflow
+        st = kube.get(API, "Certification", "dup", "ns")["status"]
+        assert st["categoryStatuses"][index]["workflowRef"]["name"] == expected[index]
+        wf = kube.get(API, "Workflow", expected[index], "ns")
+        if "options" in categories[index]:  # each Workflow judges by its own listing's thresholds
+            judged = wf["spec"]["validation"]["performance"]["thresholds"]["thresholds"]
+            assert judged == categories[index]["options"]["thresholds"], judged
+        _finish_workflow(kube, expected[index], kind, reason)
+    reconcile_certification(ctx, "ns", "dup")
+    reconcile_certification(ctx, "ns", "dup")
+    st = kube.get(API, "Certification", "dup", "ns")["status"]
+    assert sorted(n for k, n in kube.creates if k == "Workflow") == sorted(expected)  # one each, none shared
+    assert [e["status"] for e in st["categoryStatuses"]] == ["Failed", "Succeeded", "Succeeded"]
+    assert [e["workflowRef"]["name"] for e in st["categoryStatuses"]] == expected
+    summary = st["summary"]
+    assert (summary["categoriesPassed"], summary["categoriesFailed"], summary["result"]) == ("2/3", 1, "FAILED"), summary

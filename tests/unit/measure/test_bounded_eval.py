@@ -107,3 +107,69 @@ def test_verdicts_are_shared_between_nodes_that_look_alike():
     findings = monitor.evaluate(nodes)
     assert [f["node"] for f in findings] == ["n3"]
     assert len(monitor._verdicts) == 2
+
+
+class _Clock:
+    """A clock that advances ``step`` seconds per reading: every evaluation (two readings) 'takes' ``step``."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture
+def fresh_budget_memory():
+    from nvcre.measure import thresholds
+
+    thresholds._OVER_BUDGET.clear()
+    yield
+    thresholds._OVER_BUDGET.clear()
+
+
+def test_threshold_over_the_runtime_budget_fails_with_the_reason_and_never_runs_again(fresh_budget_memory):
+    from nvcre.measure import celcost
+
+    slow = celcost.RuntimeBudget(0.5, clock=_Clock(1.0))  # the one evaluation takes 1 s
+    decision = evaluate_thresholds({"busBandwidthGBps": "value >= 1.5"}, {"busBandwidthGBps": 900.0}, budget=slow)
+    assert decision.failed and decision.reason == "InvalidThresholdExpression"
+    assert "took 1.00 s, over the runtime budget of 0.5 s" in decision.message and "simplify it" in decision.message
+    # re-judged on the next reconcile: refused from memory, the program is not run again
+    untouched = celcost.RuntimeBudget(0.5, clock=lambda: pytest.fail("an over-budget threshold ran again"))
+    again = evaluate_thresholds({"busBandwidthGBps": "value >= 1.5"}, {"busBandwidthGBps": 900.0}, budget=untouched)
+    assert again.failed and "is not run again" in again.message
+
+
+def test_thresholds_after_the_budget_is_spent_are_not_evaluated(fresh_budget_memory):
+    from nvcre.measure.celcost import RuntimeBudget
+
+    budget = RuntimeBudget(0.5, clock=_Clock(0.3))  # 0.3 s per evaluation: the third finds 0.6 s spent
+    thresholds = {"algBandwidthGBps": "value >= 2.5", "avgStepTimeSec": "value < 9.5", "busBandwidthGBps": "value >= 3.5"}
+    metrics = {"algBandwidthGBps": 10.0, "avgStepTimeSec": 1.0, "busBandwidthGBps": 10.0}
+    decision = evaluate_thresholds(thresholds, metrics, budget=budget)
+    verdicts = {e.metric: (e.passed, e.reason) for e in decision.evaluations}
+    assert verdicts["algBandwidthGBps"] == (True, "ThresholdMet")
+    assert verdicts["avgStepTimeSec"] == (True, "ThresholdMet")
+    assert verdicts["busBandwidthGBps"] == (False, "InvalidThresholdExpression")
+    assert decision.failed and "spent its runtime budget of 0.5 s" in decision.message
+
+
+def test_thresholds_within_the_budget_are_judged_as_before(fresh_budget_memory):
+    from nvcre.measure.thresholds import THRESHOLD_BUDGET_S
+
+    assert 0 < THRESHOLD_BUDGET_S <= 2.0  # no more than a detector's pass budget
+    ok = evaluate_thresholds({"busBandwidthGBps": "value >= 4.5"}, {"busBandwidthGBps": 900.0})
+    assert not ok.failed and ok.reason == "ThresholdsMet"
+
+
+def test_the_runtime_budget_measures_real_time():
+    from nvcre.measure.celcost import RuntimeBudget
+
+    budget = RuntimeBudget(0.01)
+    assert budget.spend(lambda: time.sleep(0.02) or 7) == 7
+    assert budget.last_s >= 0.02 and budget.exhausted
+    with pytest.raises(ZeroDivisionError):
+        budget.spend(lambda: 1 / 0)
+    assert budget.spent_s >= budget.last_s + 0.02
