@@ -54,9 +54,9 @@ class CertificationCategory(ApiModel):
 def _catalog_aliases() -> dict[tuple[str, str], tuple[str, str]]:
     """(domain, alias) -> the catalog's (domain, variant): two spellings of one category
     are one category, for the duplicate check here and in the CRD rule."""
-    from nvcre.catalog.data import load_catalog
+    from nvcre.api.category_aliases import category_aliases
 
-    return dict(sorted(load_catalog().aliases.items()))
+    return category_aliases()
 
 
 def _canonical_variant_cel(var: str) -> str:

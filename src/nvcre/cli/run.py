@@ -395,7 +395,8 @@ def _submit_and_finish(lifecycle: Lifecycle, obj: dict, namespace: str, *, relea
     finally:
         if lifecycle.cleanup:
             run_cleanup(lifecycle, created=created, kind=kind, name=name, namespace=namespace, release=release,
-                        controller_namespace=controller_namespace, kubeconfig=kubeconfig, context=context)
+                        controller_namespace=controller_namespace, kubeconfig=kubeconfig, context=context,
+                        cleanup_run=cleanup_run)
 
 
 def _check_files_need_wait(wait: bool, files: tuple, output: str = "text") -> None:

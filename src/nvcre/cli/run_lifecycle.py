@@ -15,6 +15,7 @@ import base64
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nvcre.errors import UserError
@@ -97,11 +98,15 @@ def _connection(kubeconfig: str | None, context: str | None) -> list[str]:
 
 
 def _nvcrectl(argv: list[str]) -> int:
-    """Run another nvcrectl command in this process, its stdout sent to stderr."""
-    from nvcre.cli.main import main
+    """Run another nvcrectl command (setup init or reset) as a child process, its stdout sent
+    to our stderr: the run's stdout stays the report alone, and the CLI's entry point is not
+    imported back from a command it dispatched (no import cycle)."""
+    import subprocess
 
-    with contextlib.redirect_stdout(sys.stderr):
-        return main(argv)
+    sys.stderr.flush()
+    done = subprocess.run([sys.executable, "-m", "nvcre.cli.main", *argv], stdin=subprocess.DEVNULL,
+                          stdout=sys.stderr, check=False)
+    return done.returncode
 
 
 def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig: str | None, context: str | None) -> None:
@@ -124,11 +129,12 @@ def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig:
 
 
 def run_cleanup(lifecycle: Lifecycle, *, created: bool, kind: str, name: str, namespace: str, release: str,
-                controller_namespace: str, kubeconfig: str | None, context: str | None) -> bool:
+                controller_namespace: str, kubeconfig: str | None, context: str | None,
+                cleanup_run: Callable[..., None]) -> bool:
     """--cleanup: delete the run (only when this command created it) and wait until it is
     gone, its namespace when this run made it, then (after --setup) ``setup reset``. True
-    when every step succeeded; a failed step is a warning, so the run's own exit code stands."""
-    from nvcre.cli.run import cleanup_run
+    when every step succeeded; a failed step is a warning, so the run's own exit code stands.
+    ``cleanup_run`` is the `cleanup` command's own deletion, passed in by the run command."""
 
     ok = True
     if created:

@@ -86,3 +86,13 @@ def test_the_cli_names_the_second_listing():
         parse_object(obj)
     assert err.value.field == "spec.categories[2]"
     assert "duplicate of categories[0]" in str(err.value)
+
+
+def test_the_api_reads_the_same_aliases_as_the_catalog():
+    """The API models read the catalog's alias lists from its files (they may not import the
+    catalog); both readings must agree."""
+    from nvcre.api.category_aliases import category_aliases
+    from nvcre.catalog.data import load_catalog
+
+    assert category_aliases() == dict(sorted(load_catalog().aliases.items()))
+    assert category_aliases()  # the catalog has aliases (nccl-all-to-all), so the check means something

@@ -4,6 +4,8 @@ the checks, the commands they run, and the order, with the cluster side recorded
 
 from __future__ import annotations
 
+import subprocess
+
 import base64
 import json
 from pathlib import Path
@@ -79,10 +81,12 @@ class Recorder:
         import nvcre.cli.run as run
         self.calls: list[tuple] = []
 
-        def nvcrectl(argv):
-            print("helm chatter that must not reach stdout")
+        def child(cmd, *, stdout, **kw):
+            """The nested `nvcrectl setup init|reset` process: it chatters on what it was given."""
+            argv = cmd[cmd.index("nvcre.cli.main") + 1:]
+            print("helm chatter that must not reach stdout", file=stdout)
             self.calls.append(tuple(argv[:2]))
-            return 0
+            return subprocess.CompletedProcess(cmd, 0)
 
         def submit(obj, namespace, **kw):
             self.calls.append(("submit", obj["kind"], namespace, kw["grant"]))
@@ -100,9 +104,7 @@ class Recorder:
             print(f"{kind.lower()} {name} deleted")
             self.calls.append(("cleanup", kind, name, namespace))
 
-        import nvcre.cli.main as cli_main
-
-        monkeypatch.setattr(cli_main, "main", nvcrectl)  # the nested setup init / reset, not the run itself
+        monkeypatch.setattr(subprocess, "run", child)  # the nested setup init / reset, not the run itself
         monkeypatch.setattr(run, "_submit", submit)
         monkeypatch.setattr(run, "_finish", finish)
         monkeypatch.setattr(run, "cleanup_run", cleanup)
@@ -135,21 +137,21 @@ def test_a_run_not_created_is_not_deleted_but_setup_is_undone(monkeypatch, capsy
 
 
 def test_failed_setup_stops_the_run(monkeypatch, capsys):
-    import nvcre.cli.main as cli_main
+    import nvcre.cli.run_lifecycle as lifecycle
 
     rec = Recorder(monkeypatch)
-    monkeypatch.setattr(cli_main, "main", lambda argv: rec.calls.append(tuple(argv[:2])) or 3)
+    monkeypatch.setattr(lifecycle, "_nvcrectl", lambda argv: rec.calls.append(tuple(argv[:2])) or 3)
     assert main([*CERT, "--setup", "--wait"]) == 3
     assert rec.calls == [("setup", "init")]
     assert "setup init failed (exit 3); nothing was created" in capsys.readouterr().err
 
 
 def test_workloadrun_image_is_the_controller_image_for_setup(monkeypatch, capsys):
-    import nvcre.cli.main as cli_main
+    import nvcre.cli.run_lifecycle as lifecycle
 
     seen: list[list[str]] = []
     Recorder(monkeypatch)
-    monkeypatch.setattr(cli_main, "main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr(lifecycle, "_nvcrectl", lambda argv: seen.append(argv) or 0)
     assert main(["workloadrun", "run", RUN_FILE, "--setup", "--image", "reg.example/nvcre:2"]) == 0
     assert seen[0][:2] == ["setup", "init"] and seen[0][seen[0].index("--image") + 1] == "reg.example/nvcre:2"
 
