@@ -25,6 +25,7 @@ from nvcre.report.model import CategoryReport, Diagnosis, GroupResult, TrainingR
 from nvcre.report.sources import (
     LABEL_WORKFLOW,
     LABEL_CATEGORY,
+    LABEL_WORKLOAD_RUN,
     ANNOTATION_TEST_SCALE,
     true_condition,
     parse_time,
@@ -235,7 +236,8 @@ def category_report(
         failed_groups=failed_groups,
         failed_nodes=failed_nodes,
         training=training_results(groups, jobs_by_name, gms),
-        pod_logs=[to_failure_log(x) for j in jobs for x in dig(j.get("status"), "podLogs") or []],
+        pod_logs=[to_failure_log(x) for j in jobs if dig(j.get("metadata"), "labels", LABEL_WORKLOAD_RUN)
+                  for x in dig(j.get("status"), "podLogs") or []],
         env=env_names(
             list(spec.get("env") or [])
             + list(plan.options.get("env") or [])
@@ -248,7 +250,8 @@ def category_report(
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
     category.isolation = isolation_text(orch.get("isolation"))
     category.next_steps = next_step_hints(category, namespace)
-    attach_evidence(category, namespace)
+    attach_evidence(category, namespace, {
+        dig(j.get("metadata"), "name"): [to_failure_log(x) for x in dig(j.get("status"), "podLogs") or []] for j in jobs})
     return category
 
 
