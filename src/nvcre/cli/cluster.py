@@ -145,8 +145,10 @@ def check_topology_key(key: str | None) -> str | None:
 
 
 def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mapping[str, dict]) -> list[str]:
-    """Nodes a run would exclude or fail: a failing GPU condition, or no GPUs to allocate."""
-    from nvcre.discovery.nodes import gpu_condition_failures
+    """Nodes a run would exclude or fail: a failing GPU condition, no GPUs to allocate, or
+    fewer allocatable than installed (the device plugin marked some unhealthy: a job
+    asking for the whole node never schedules there)."""
+    from nvcre.discovery.nodes import allocatable_gpus, gpu_condition_failures
 
     warnings = []
     for n in gpu_nodes:
@@ -158,6 +160,11 @@ def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mappi
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         warnings.append(f"{len(missing)} GPU node{'s' if len(missing) != 1 else ''} with no allocatable nvidia.com/gpu "
                         f"(device plugin not running?): {shown}")
+    for n in gpu_nodes:
+        allocatable, capacity = allocatable_gpus(n), allocatable_gpus(n, "capacity")
+        if 0 < allocatable < capacity:
+            warnings.append(f"node {_name(n)}: {allocatable} of {capacity} GPUs allocatable (the device plugin holds "
+                            f"{capacity - allocatable} back as unhealthy; kubectl describe node {_name(n)})")
     return warnings
 
 
