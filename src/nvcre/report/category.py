@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from nvcre.words import count
 from nvcre.catalog.resolve import canonical_category
 from nvcre.measure.thresholds import threshold_minimum
 from nvcre.report.failures import (
@@ -267,7 +268,8 @@ def isolation_text(raw: Any) -> str | None:
     if not isinstance(raw, dict) or not raw.get("workflow"):
         return None
     if raw.get("phase") == "Running":
-        return f"narrowing {len(raw.get('nodes') or [])} nodes of {len(raw.get('groups') or [])} failed groups down (Workflow {raw['workflow']})"
+        return (f"narrowing {count(len(raw.get('nodes') or []), 'node')} of {count(len(raw.get('groups') or []), 'failed group')} "
+                f"down (Workflow {raw['workflow']})")
     return f"{raw.get('message') or raw.get('phase')} (Workflow {raw['workflow']})"
 
 

@@ -11,6 +11,7 @@ import re
 
 # Message sizes print the way the measurement package prints them ("16 GB", 1024-based).
 from nvcre.measure.nccl import format_size as human_size  # noqa: F401
+from nvcre.words import count  # noqa: F401  (re-exported for the renderers)
 
 
 def human_duration(seconds: float) -> str:
@@ -71,11 +72,6 @@ def headline_rows(rows: list, limit: int = HEADLINE_ROWS) -> list:
     """
     big = [r for r in rows if r.size_bytes >= HEADLINE_MIN_BYTES] or list(rows)
     return big[-limit:]
-
-
-def count(n: int, word: str) -> str:
-    """"1 node", "2 nodes": a number with its noun in the right number."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 _ONE_PLURAL = re.compile(r"\b1 (group|iteration|node|job|pod)s\b")

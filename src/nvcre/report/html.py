@@ -210,7 +210,7 @@ def _category(c: CategoryReport) -> str:
         if d.suspect_domains:
             found.append("suspect racks: " + ", ".join(d.suspect_domains))
         parts.append(
-            f'<div class="next"><b>Diagnosis</b> ({escape(d.stage or "?")}, {d.rounds or 0} rounds, '
+            f'<div class="next"><b>Diagnosis</b> ({escape(d.stage or "?")}, {count(d.rounds or 0, "round")}, '
             f"{count(d.healthy_count, 'node')} healthy): {escape('; '.join(found) or 'no fault isolated')}"
             + "".join(f"<br><small>{escape(n)}</small>" for n in d.notes)
             + "</div>"

@@ -147,3 +147,17 @@ def test_workload_next_step_selects_the_jobs_pods():
     assert kind == "workload"
     assert "-l nvcre.nvidia.com/job=cert-diag-group-3-iter-1 --field-selector spec.nodeName=gpu-node-09" in step
     assert "job=group-3" not in step
+
+
+def test_junit_and_html_count_one_node_in_the_singular():
+    from nvcre.report.html import render_html
+    from nvcre.report.junit import render_junit
+    from nvcre.report.model import CategoryReport, FailedGroup, GroupResult, Report
+
+    c = CategoryReport(domain="diagnostics", variant="dcgm-level4", status="Failed",
+                       groups=[GroupResult(name="group-0", nodes=["gpu-node-01"], phase="Failed")],
+                       failed_groups=[FailedGroup(name="group-0", node_count=1, nodes=["gpu-node-01"], reason="1 groups failed across 1 iterations")])
+    report = Report(kind="Certification", name="c", categories=[c])
+    assert 'name="group group-0 (1 node)"' in render_junit(report)
+    page = render_html(report)
+    assert "(1 node): 1 group failed across 1 iteration" in page and "1 nodes" not in page
