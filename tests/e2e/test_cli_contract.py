@@ -43,6 +43,16 @@ def _cert(name: str, threshold: str | None = None) -> dict:
     }
 
 
+WORKLOAD_RUN = {
+    "apiVersion": NVCRE_API_VERSION, "kind": "WorkloadRun", "metadata": {"name": "contract-wr"},
+    "spec": {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 2,
+             "framework": {"mpi": {"binary": "/usr/local/bin/all_reduce_perf_mpi",
+                                   "args": ["-b", "8", "-e", "1G", "-f", "2", "-n", "20"]}},
+             "orchestration": {"placement": "Unpinned"},
+             "bandwidthMeasurement": {"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}},
+}
+
+
 def _write(tmp_path: Path, name: str, obj: dict) -> str:
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(obj))
@@ -126,8 +136,11 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     cordon = nvcrectl(kubeconfig, "certification", "report", "contract-fail", "-n", fail_ns, "-o", "name")
     assert cordon.returncode == 1
     assert cordon.stdout.split() == [f"node/{n}" for n in report["failedNodes"]]
-    ev = report["categories"][0]["failedNodes"][0]["evidence"]
+    failed = report["categories"][0]["failedNodes"][0]
+    ev = failed["evidence"]
     assert ev["measured"].endswith(" GB/s") and ev["bar"] == "value >= 100000" and ev["nextStep"]
+    # the failed Job kept the node's own pod: the evidence names it and shows its tail
+    assert ev["pod"] and ev["node"] == failed["name"] and ev["logTail"], ev
 
     # the listing: every listing format, the runs with their results
     listed = nvcrectl(kubeconfig, "certification", "list", "-o", "json")
@@ -140,6 +153,17 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     wide = nvcrectl(kubeconfig, "certification", "list", "-o", "wide").stdout
     assert "FAILED NODES" in wide and "contract-fail" in wide
 
+    # the node readiness ledger the runs wrote: every listing format
+    ledger = nvcrectl(kubeconfig, "nodes", "-o", "json")
+    assert ledger.returncode == 0 and ledger.stderr == ""
+    rows = json.loads(ledger.stdout)["nodes"]
+    assert rows and yaml.safe_load(nvcrectl(kubeconfig, "nodes", "-o", "yaml").stdout)["nodes"] == rows
+    assert nvcrectl(kubeconfig, "nodes", "-o", "name").stdout.split() == [r["node"] for r in rows]
+    for fmt in ("table", "wide"):
+        out = nvcrectl(kubeconfig, "nodes", "-o", fmt, "--result", "Failed")
+        assert out.returncode == 0 and set(report["failedNodes"]) <= set(out.stdout.split()), out.stdout
+    assert "FAILING" in nvcrectl(kubeconfig, "nodes", "-o", "wide").stdout
+
     # without --wait: the created object alone on stdout, in the format asked for
     quick = nvcrectl(kubeconfig, "certification", "run", "-c", "communication/nccl-loopback", "--test-scale",
                      "intra-node", "-o", "json")
@@ -148,6 +172,28 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     named = nvcrectl(kubeconfig, "certification", "run", "-c", "communication/nccl-loopback", "-n", quick_ns,
                      "--name", "by-name", "-o", "name")
     assert named.returncode == 0 and named.stdout == "certification.nvcre.nvidia.com/by-name\n"
+
+    # a WorkloadRun: its report in every machine format, and its listing in every listing format
+    run_file = _write(tmp_path, "wr", WORKLOAD_RUN)
+    wr = nvcrectl(kubeconfig, "workloadrun", "run", run_file, "--wait", "--timeout", "5m", "-o", "json")
+    assert wr.returncode == 0 and json.loads(wr.stdout)["kind"] == "WorkloadRun", wr.stderr + controller.log_tail()
+    wr_ns = _ns(wr.stderr)
+    for fmt in ("json", "yaml", "junit", "markdown", "html"):
+        out = nvcrectl(kubeconfig, "workloadrun", "report", "contract-wr", "-n", wr_ns, "-o", fmt)
+        assert out.returncode == 0 and out.stderr == "", (fmt, out.stderr)
+        if fmt == "markdown":
+            assert out.stdout.startswith("# WorkloadRun `contract-wr`"), out.stdout[:200]
+        else:
+            _parse(fmt, out.stdout)
+    for fmt in ("json", "yaml"):
+        out = nvcrectl(kubeconfig, "workloadrun", "list", "-n", wr_ns, "-o", fmt)
+        assert out.returncode == 0 and out.stderr == ""
+        assert [i["name"] for i in PARSERS[fmt](out.stdout)["items"]] == ["contract-wr"]
+    assert nvcrectl(kubeconfig, "workloadrun", "list", "-n", wr_ns, "-o", "name").stdout == \
+        "workloadrun.nvcre.nvidia.com/contract-wr\n"
+    for fmt in ("table", "wide"):
+        out = nvcrectl(kubeconfig, "workloadrun", "list", "-n", wr_ns, "-o", fmt)
+        assert out.returncode == 0 and "contract-wr" in out.stdout and "PASSED" in out.stdout, out.stdout
 
     # 2: bad input names the field; nothing on stdout
     bad = _cert("contract-bad")
@@ -191,4 +237,5 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
 
     for name, where in (("contract-pass", ns), ("contract-fail", fail_ns)):
         nvcrectl(kubeconfig, "certification", "cleanup", name, "-n", where)
+    nvcrectl(kubeconfig, "workloadrun", "cleanup", "contract-wr", "-n", wr_ns)
     kube.delete("v1", "Namespace", quick_ns)
