@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -46,7 +47,7 @@ def _cert(name: str, threshold: str | None = None) -> dict:
 WORKLOAD_RUN = {
     "apiVersion": NVCRE_API_VERSION, "kind": "WorkloadRun", "metadata": {"name": "contract-wr"},
     "spec": {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 2,
-             "framework": {"mpi": {"binary": "/usr/local/bin/all_reduce_perf_mpi",
+             "framework": {"mpi": {"binary": "/usr/local/bin/all_reduce_perf_mpi", "mpirunPath": "/usr/local/mpi/bin/mpirun",
                                    "args": ["-b", "8", "-e", "1G", "-f", "2", "-n", "20"]}},
              "orchestration": {"placement": "Unpinned"},
              "bandwidthMeasurement": {"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}},
@@ -93,8 +94,12 @@ def _ns(stderr: str) -> str:
     return re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", stderr).group(1)
 
 
-def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_path):
+def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_path, monkeypatch):
     sim_fleet.start("healthy.yaml", nodes=2, racks=1)
+    # the node readiness ledger goes to a namespace of this test's own (the controller reads the variable)
+    ledger_ns = f"nvcre-ledger-{uuid.uuid4().hex[:6]}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ledger_ns}})
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", ledger_ns)
 
     # 5: the wait ends first (no controller yet); stdout is the partial report alone
     run = nvcrectl(kubeconfig, "certification", "run", "-f", _write(tmp_path, "pass", _cert("contract-pass", "value >= 1")),
@@ -154,15 +159,15 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     assert "FAILED NODES" in wide and "contract-fail" in wide
 
     # the node readiness ledger the runs wrote: every listing format
-    ledger = nvcrectl(kubeconfig, "nodes", "-o", "json")
+    ledger = nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "json")
     assert ledger.returncode == 0 and ledger.stderr == ""
     rows = json.loads(ledger.stdout)["nodes"]
-    assert rows and yaml.safe_load(nvcrectl(kubeconfig, "nodes", "-o", "yaml").stdout)["nodes"] == rows
-    assert nvcrectl(kubeconfig, "nodes", "-o", "name").stdout.split() == [r["node"] for r in rows]
+    assert rows and yaml.safe_load(nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "yaml").stdout)["nodes"] == rows
+    assert nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "name").stdout.split() == [r["node"] for r in rows]
     for fmt in ("table", "wide"):
-        out = nvcrectl(kubeconfig, "nodes", "-o", fmt, "--result", "Failed")
+        out = nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", fmt, "--result", "Failed")
         assert out.returncode == 0 and set(report["failedNodes"]) <= set(out.stdout.split()), out.stdout
-    assert "FAILING" in nvcrectl(kubeconfig, "nodes", "-o", "wide").stdout
+    assert "FAILING" in nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "wide").stdout
 
     # without --wait: the created object alone on stdout, in the format asked for
     quick = nvcrectl(kubeconfig, "certification", "run", "-c", "communication/nccl-loopback", "--test-scale",
@@ -175,9 +180,10 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
 
     # a WorkloadRun: its report in every machine format, and its listing in every listing format
     run_file = _write(tmp_path, "wr", WORKLOAD_RUN)
-    wr = nvcrectl(kubeconfig, "workloadrun", "run", run_file, "--wait", "--timeout", "5m", "-o", "json")
+    wr_ns = f"contract-wr-{uuid.uuid4().hex[:6]}"
+    wr = nvcrectl(kubeconfig, "workloadrun", "run", run_file, "-n", wr_ns, "--wait", "--timeout", "5m", "-o", "json")
     assert wr.returncode == 0 and json.loads(wr.stdout)["kind"] == "WorkloadRun", wr.stderr + controller.log_tail()
-    wr_ns = _ns(wr.stderr)
+    assert f"namespace/{wr_ns} created" in wr.stderr
     for fmt in ("json", "yaml", "junit", "markdown", "html"):
         out = nvcrectl(kubeconfig, "workloadrun", "report", "contract-wr", "-n", wr_ns, "-o", fmt)
         assert out.returncode == 0 and out.stderr == "", (fmt, out.stderr)
@@ -239,3 +245,4 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
         nvcrectl(kubeconfig, "certification", "cleanup", name, "-n", where)
     nvcrectl(kubeconfig, "workloadrun", "cleanup", "contract-wr", "-n", wr_ns)
     kube.delete("v1", "Namespace", quick_ns)
+    kube.delete("v1", "Namespace", ledger_ns)
