@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -41,6 +42,16 @@ def _cert(name: str, threshold: str | None = None) -> dict:
         "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
                  "categories": [{"domain": "communication", "variant": "nccl-loopback", "options": options}]},
     }
+
+
+WORKLOAD_RUN = {
+    "apiVersion": NVCRE_API_VERSION, "kind": "WorkloadRun", "metadata": {"name": "contract-wr"},
+    "spec": {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 2,
+             "framework": {"mpi": {"binary": "/usr/local/bin/all_reduce_perf_mpi", "mpirunPath": "/usr/local/mpi/bin/mpirun",
+                                   "args": ["-b", "8", "-e", "1G", "-f", "2", "-n", "20"]}},
+             "orchestration": {"placement": "Unpinned"},
+             "bandwidthMeasurement": {"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}},
+}
 
 
 def _write(tmp_path: Path, name: str, obj: dict) -> str:
@@ -83,8 +94,12 @@ def _ns(stderr: str) -> str:
     return re.search(r"namespace/(nvcrectl-\d{8}-\d{6}) created", stderr).group(1)
 
 
-def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_path):
+def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_path, monkeypatch):
     sim_fleet.start("healthy.yaml", nodes=2, racks=1)
+    # the node readiness ledger goes to a namespace of this test's own (the controller reads the variable)
+    ledger_ns = f"nvcre-ledger-{uuid.uuid4().hex[:6]}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ledger_ns}})
+    monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", ledger_ns)
 
     # 5: the wait ends first (no controller yet); stdout is the partial report alone
     run = nvcrectl(kubeconfig, "certification", "run", "-f", _write(tmp_path, "pass", _cert("contract-pass", "value >= 1")),
@@ -126,8 +141,11 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     cordon = nvcrectl(kubeconfig, "certification", "report", "contract-fail", "-n", fail_ns, "-o", "name")
     assert cordon.returncode == 1
     assert cordon.stdout.split() == [f"node/{n}" for n in report["failedNodes"]]
-    ev = report["categories"][0]["failedNodes"][0]["evidence"]
+    failed = report["categories"][0]["failedNodes"][0]
+    ev = failed["evidence"]
     assert ev["measured"].endswith(" GB/s") and ev["bar"] == "value >= 100000" and ev["nextStep"]
+    # the failed Job kept the node's own pod: the evidence names it and shows its tail
+    assert ev["pod"] and ev["node"] == failed["name"] and ev["logTail"], ev
 
     # the listing: every listing format, the runs with their results
     listed = nvcrectl(kubeconfig, "certification", "list", "-o", "json")
@@ -140,6 +158,17 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     wide = nvcrectl(kubeconfig, "certification", "list", "-o", "wide").stdout
     assert "FAILED NODES" in wide and "contract-fail" in wide
 
+    # the node readiness ledger the runs wrote: every listing format
+    ledger = nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "json")
+    assert ledger.returncode == 0 and ledger.stderr == ""
+    rows = json.loads(ledger.stdout)["nodes"]
+    assert rows and yaml.safe_load(nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "yaml").stdout)["nodes"] == rows
+    assert nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "name").stdout.split() == [r["node"] for r in rows]
+    for fmt in ("table", "wide"):
+        out = nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", fmt, "--result", "Failed")
+        assert out.returncode == 0 and set(report["failedNodes"]) <= set(out.stdout.split()), out.stdout
+    assert "FAILING" in nvcrectl(kubeconfig, "nodes", "-n", ledger_ns, "-o", "wide").stdout
+
     # without --wait: the created object alone on stdout, in the format asked for
     quick = nvcrectl(kubeconfig, "certification", "run", "-c", "communication/nccl-loopback", "--test-scale",
                      "intra-node", "-o", "json")
@@ -148,6 +177,29 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
     named = nvcrectl(kubeconfig, "certification", "run", "-c", "communication/nccl-loopback", "-n", quick_ns,
                      "--name", "by-name", "-o", "name")
     assert named.returncode == 0 and named.stdout == "certification.nvcre.nvidia.com/by-name\n"
+
+    # a WorkloadRun: its report in every machine format, and its listing in every listing format
+    run_file = _write(tmp_path, "wr", WORKLOAD_RUN)
+    wr_ns = f"contract-wr-{uuid.uuid4().hex[:6]}"
+    wr = nvcrectl(kubeconfig, "workloadrun", "run", run_file, "-n", wr_ns, "--wait", "--timeout", "5m", "-o", "json")
+    assert wr.returncode == 0 and json.loads(wr.stdout)["kind"] == "WorkloadRun", wr.stderr + controller.log_tail()
+    assert f"namespace/{wr_ns} created" in wr.stderr
+    for fmt in ("json", "yaml", "junit", "markdown", "html"):
+        out = nvcrectl(kubeconfig, "workloadrun", "report", "contract-wr", "-n", wr_ns, "-o", fmt)
+        assert out.returncode == 0 and out.stderr == "", (fmt, out.stderr)
+        if fmt == "markdown":
+            assert out.stdout.startswith("# WorkloadRun `contract-wr`"), out.stdout[:200]
+        else:
+            _parse(fmt, out.stdout)
+    for fmt in ("json", "yaml"):
+        out = nvcrectl(kubeconfig, "workloadrun", "list", "-n", wr_ns, "-o", fmt)
+        assert out.returncode == 0 and out.stderr == ""
+        assert [i["name"] for i in PARSERS[fmt](out.stdout)["items"]] == ["contract-wr"]
+    assert nvcrectl(kubeconfig, "workloadrun", "list", "-n", wr_ns, "-o", "name").stdout == \
+        "workloadrun.nvcre.nvidia.com/contract-wr\n"
+    for fmt in ("table", "wide"):
+        out = nvcrectl(kubeconfig, "workloadrun", "list", "-n", wr_ns, "-o", fmt)
+        assert out.returncode == 0 and "contract-wr" in out.stdout and "PASSED" in out.stdout, out.stdout
 
     # 2: bad input names the field; nothing on stdout
     bad = _cert("contract-bad")
@@ -191,4 +243,6 @@ def test_formats_and_exit_codes(sim_fleet, controller, kube, kubeconfig, tmp_pat
 
     for name, where in (("contract-pass", ns), ("contract-fail", fail_ns)):
         nvcrectl(kubeconfig, "certification", "cleanup", name, "-n", where)
+    nvcrectl(kubeconfig, "workloadrun", "cleanup", "contract-wr", "-n", wr_ns)
     kube.delete("v1", "Namespace", quick_ns)
+    kube.delete("v1", "Namespace", ledger_ns)

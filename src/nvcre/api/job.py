@@ -199,8 +199,9 @@ class JobStatus(ApiModel):
     failure_log: FailureLog | None = None
     pod_logs: Annotated[list[FailureLog], Field(max_length=MAX_POD_LOGS)] | None = Field(
         None,
-        description="A WorkloadRun's Job: each pod's node, exit code and log tail, read before the workload is "
-        f"deleted (the launcher first, at most {MAX_POD_LOGS} pods, 200 lines / 8 KiB each; our extension).",
+        description="A WorkloadRun's Job, and any failed Job: each pod's node, exit code and log tail (whole lines), "
+        f"read before the workload is deleted (the launcher first, then the pods on sick or blamed nodes, at most "
+        f"{MAX_POD_LOGS} pods, 200 lines / 8 KiB each; our extension).",
     )
     nodes_ran: Annotated[list[NodeName], Field(max_length=MAX_NODES)] | None = Field(
         None, description="Nodes the workload's pods ran on (Unpinned attribution; our extension)."

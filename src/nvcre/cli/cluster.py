@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import typer
 
+from nvcre.words import count
 from nvcre.cli.apps import cluster_app
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
 from nvcre.errors import UserError
@@ -145,8 +146,10 @@ def check_topology_key(key: str | None) -> str | None:
 
 
 def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mapping[str, dict]) -> list[str]:
-    """Nodes a run would exclude or fail: a failing GPU condition, or no GPUs to allocate."""
-    from nvcre.discovery.nodes import gpu_condition_failures
+    """Nodes a run would exclude or fail: a failing GPU condition, no GPUs to allocate, or
+    fewer allocatable than installed (the device plugin marked some unhealthy: a job
+    asking for the whole node never schedules there)."""
+    from nvcre.discovery.nodes import allocatable_gpus, gpu_condition_failures
 
     warnings = []
     for n in gpu_nodes:
@@ -158,15 +161,21 @@ def node_health_warnings(gpu_nodes: Sequence[Mapping[str, Any]], per_node: Mappi
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         warnings.append(f"{len(missing)} GPU node{'s' if len(missing) != 1 else ''} with no allocatable nvidia.com/gpu "
                         f"(device plugin not running?): {shown}")
+    for n in gpu_nodes:
+        allocatable, capacity = allocatable_gpus(n), allocatable_gpus(n, "capacity")
+        if 0 < allocatable < capacity:
+            warnings.append(f"node {_name(n)}: {allocatable} of {capacity} GPUs allocatable (the device plugin holds "
+                            f"{capacity - allocatable} back as unhealthy; kubectl describe node {_name(n)})")
     return warnings
 
 
 def render_table(summary: dict) -> str:
+    per_node_gpus = ", ".join(f"{count(n, 'node')} x {g}" for g, n in summary["gpusPerNode"].items())
     rows = [
         ("Platform", summary["platform"]),
         ("GPU", f"{summary['gpuArchitecture']} ({', '.join(summary['gpuProducts']) or 'no product label'})"),
-        ("GPU nodes", f"{summary['readyGPUNodes']} ready of {summary['gpuNodes']} ({summary['totalNodes']} nodes in the cluster)"),
-        ("GPUs", f"{summary['gpus']} ({', '.join(f'{n} nodes x {g}' for g, n in summary['gpusPerNode'].items()) or 'none'})"),
+        ("GPU nodes", f"{summary['readyGPUNodes']} ready of {summary['gpuNodes']} ({count(summary['totalNodes'], 'node')} in the cluster)"),
+        ("GPUs", f"{summary['gpus']} ({per_node_gpus or 'none'})"),
     ]
     if summary["draNodes"]:
         rows.append(("DRA nodes", f"{len(summary['draNodes'])} counted from ResourceSlices"))
@@ -181,7 +190,7 @@ def render_table(summary: dict) -> str:
             rows.append(("Topology", f"no GPU node carries the label {summary['topologyKey']}"))
     elif summary["topology"]:
         for key, values in summary["topology"].items():
-            rows.append(("Topology", f"{key}: {len(values)} domains ({', '.join(f'{k}={v}' for k, v in list(values.items())[:6])}{', ...' if len(values) > 6 else ''})"))
+            rows.append(("Topology", f"{key}: {count(len(values), 'domain')} ({', '.join(f'{k}={v}' for k, v in list(values.items())[:6])}{', ...' if len(values) > 6 else ''})"))
     else:
         rows.append(("Topology", "no rack or clique labels (intra-rack falls back to one group)"))
     lines = [f"{(label + ':') if label else '':<11}{value}" for label, value in rows]

@@ -7,13 +7,12 @@ a line, for the platform's own quarantine tooling (nvcre never touches a Node).
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Optional, Sequence
 
 import typer
-import yaml
 
 from nvcre.cli.apps import app
+from nvcre.cli.output import LIST_FORMATS, check_format
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
 from nvcre.errors import UserError
 # Kept equal to nvcre.judge.stages.STAGES and nvcre.judge.ledger.RESULTS by a test; not
@@ -21,7 +20,6 @@ from nvcre.errors import UserError
 STAGES = ("bring-up", "burn-in", "preproduction", "production")
 RESULTS = ("Passed", "Failed", "NotJudged")
 
-FORMATS = ("table", "json", "yaml", "name")
 
 
 def row_of(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,18 +63,42 @@ def select_rows(records: Sequence[Mapping[str, Any]], *, stage: str | None = Non
     return sorted(rows, key=lambda r: r["node"])
 
 
-def render_table(rows: list[dict[str, Any]]) -> str:
-    header = ("NODE", "STAGE", "LAST RESULT", "LAST RUN", "GPU-HOURS")
-    body = [(r["node"], r["stageCleared"] or "-", r["lastResult"] or "-", r["lastRun"] or "-", f"{r['gpuHours']:.2f}")
-            for r in rows]
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *body)] if body else [len(h) for h in header]
-    lines = ["   ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in (header, *body)]
-    return "\n".join(lines) + "\n"
+def _failing(row: Mapping[str, Any]) -> str:
+    failed = sorted({r.get("category") or "" for r in row["results"] if r.get("result") == "Failed"} - {""})
+    return ", ".join(failed) or "-"
+
+
+def _passed(row: Mapping[str, Any]) -> str:
+    return f"{sum(1 for r in row['results'] if r.get('result') == 'Passed')}/{len(row['results'])}"
+
+
+# The run comes last so it alone wraps at 80 columns; wide adds when it ran, how many of
+# the node's results passed, and the categories it is failing (never cut).
+COLUMNS = (
+    ("NODE", lambda r: r["node"]),
+    ("STAGE", lambda r: r["stageCleared"] or "-"),
+    ("LAST RESULT", lambda r: r["lastResult"] or "-"),
+    ("GPU-HOURS", lambda r: f"{r['gpuHours']:.2f}"),
+    ("LAST RUN", lambda r: r["lastRun"] or "-"),
+)
+WIDE_COLUMNS = (
+    ("LAST RUN TIME", lambda r: r["lastRunTime"] or "-"),
+    ("PASSED", _passed),
+    ("FAILING", _failing),
+)
+
+
+def write_nodes(rows: Sequence[Mapping[str, Any]], output: str) -> None:
+    """The rows in one of the listing formats; ``name`` is one node a line (a drain list)."""
+    from nvcre.cli.output import write_rows
+
+    write_rows(rows, output, columns=COLUMNS, wide_columns=WIDE_COLUMNS, name=lambda r: r["node"],
+               document=lambda items: {"nodes": list(items)})
 
 
 @app.command("nodes")
 def nodes(
-    output: str = typer.Option("table", "--output", "-o", help="table, json, yaml or name (one node a line)."),
+    output: str = typer.Option("table", "--output", "-o", help=f"{', '.join(LIST_FORMATS)} (name: one node a line)."),
     stage: Optional[str] = typer.Option(None, "--stage", help=f"Cleared at this stage or above ({', '.join(STAGES)})."),
     result: Optional[str] = typer.Option(None, "--result", help=f"Last result: {', '.join(RESULTS)}."),
     not_ready: bool = typer.Option(False, "--not-ready", help="Only nodes NOT cleared (at --stage, else at any stage)."),
@@ -88,20 +110,11 @@ def nodes(
     """List the node readiness ledger: the stage each node cleared and what it last measured."""
     from nvcre.controller.ledger import ledger_namespace
 
-    if output not in FORMATS:
-        raise UserError(f"-o/--output: unknown format {output!r}; choose one of {', '.join(FORMATS)}")
+    check_format(output, LIST_FORMATS)
     select_rows([], stage=stage, result=result)  # bad filters fail before any request
     with cluster_errors():
         from nvcre.kube.resources import NVCRE_API_VERSION
 
         records = connect(kubeconfig, context).list(NVCRE_API_VERSION, "NodeReadiness", namespace or ledger_namespace())
     rows = select_rows(records, stage=stage, result=result, not_ready=not_ready, node=node)
-    if output == "name":
-        for row in rows:
-            typer.echo(row["node"])
-    elif output == "json":
-        typer.echo(json.dumps({"nodes": rows}, indent=2))
-    elif output == "yaml":
-        typer.echo(yaml.safe_dump({"nodes": rows}, sort_keys=False), nl=False)
-    else:
-        typer.echo(render_table(rows), nl=False)
+    write_nodes(rows, output)

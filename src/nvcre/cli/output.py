@@ -101,19 +101,34 @@ def write_rows(
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int | None) -> str:
-    """Left-aligned columns two spaces apart; with ``width`` the last column wraps to fit."""
+    """Left-aligned columns two spaces apart; with ``width`` the last column wraps to fit.
+
+    Words are never split: an identifier cut mid-word ("communication/nccl-all-red" /
+    "uce") cannot be copied. When the other columns leave too little room for the last
+    column's longest word, each row's last cell goes on the lines below it, indented.
+    """
     import textwrap
 
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     lead = sum(w + 2 for w in widths[:-1])
     last = widths[-1] if widths else 0
+    longest_word = max((len(word) for r in [headers, *rows] for word in (r[-1].split() if r else [])), default=0)
+    stacked = width is not None and len(headers) > 1 and lead + longest_word > width
     if width is not None and lead + last > width:
-        last = max(20, width - lead)
+        last = width - STACK_INDENT if stacked else max(20, width - lead)
     lines = []
     for row in [list(headers)] + [list(r) for r in rows]:
         head = "".join(cell.ljust(w + 2) for cell, w in zip(row[:-1], widths[:-1]))
-        parts = textwrap.wrap(row[-1], last, break_on_hyphens=False) if width is not None and len(row[-1]) > last else [row[-1]]
+        fits = width is None or len(row[-1]) <= last
+        parts = [row[-1]] if fits else textwrap.wrap(row[-1], last, break_on_hyphens=False, break_long_words=False)
         parts = parts or [""]
+        if stacked:
+            lines.append(head.rstrip())
+            lines += [(" " * STACK_INDENT + p).rstrip() for p in parts if p]
+            continue
         lines.append((head + parts[0]).rstrip())
         lines += [(" " * lead + p).rstrip() for p in parts[1:]]
     return "\n".join(lines) + "\n"
+
+
+STACK_INDENT = 4

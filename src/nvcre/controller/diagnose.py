@@ -11,6 +11,7 @@ exactly where it stopped.
 
 from __future__ import annotations
 
+from nvcre.words import count
 from nvcre.controller import conditions as c
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import NodeReason, WorkflowReason
@@ -134,7 +135,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
             st["summary"] = {"groups": f"0/{len(step.groups)}", "iteration": f"round {step.number}"}
             tags = sorted(set(step.tags))
             c.set_status_phase(st, c.IN_PROGRESS, WorkflowReason.ITERATION_COMPLETED if results else WorkflowReason.JOB_CREATED,
-                               f"Diagnose round {step.number}: {len(step.groups)} groups ({', '.join(tags)})", generation=gen)
+                               f"Diagnose round {step.number}: {count(len(step.groups), 'group')} ({', '.join(tags)})", generation=gen)
         else:
             _verdict(st, step, gen, ctx.now_text())
         return True
@@ -179,9 +180,9 @@ def _verdict(st: dict, verdict, generation, now_text: str) -> None:
     if verdict.unresolved:
         parts.append(f"{len(verdict.unresolved)} unresolved")
     if verdict.intermittent:
-        parts.append(f"{len(verdict.intermittent)} intermittent nodes "
+        parts.append(f"{count(len(verdict.intermittent), 'intermittent node')} "
                      f"({', '.join(x['name'] + ' ' + str(x['fails']) + '/' + str(x['tests']) for x in verdict.intermittent[:4])})")
-    effort = f"{verdict.rounds} rounds, {verdict.tests} tests"
+    effort = f"{count(verdict.rounds, 'round')}, {count(verdict.tests, 'test')}"
     if parts:
         c.set_status_phase(st, c.FAILED, WorkflowReason.ITERATIONS_FAILED,
                            f"Diagnosis complete: {'; '.join(parts)} ({effort})", generation=generation)
@@ -190,5 +191,5 @@ def _verdict(st: dict, verdict, generation, now_text: str) -> None:
                             "One or more diagnose tests failed performance threshold validation", generation=generation)
     else:
         c.set_status_phase(st, c.SUCCEEDED, WorkflowReason.JOB_COMPLETED,
-                           f"Diagnosis complete: all {len(verdict.good_nodes)} nodes healthy, no faults detected ({effort})",
+                           f"Diagnosis complete: all {count(len(verdict.good_nodes), 'node')} healthy, no faults detected ({effort})",
                            generation=generation)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 
+from nvcre.words import count
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import naming
@@ -94,7 +95,7 @@ def begin(st: dict, wf: dict, groups: list[dict], generation) -> None:
     }
     c.set_status_phase(
         st, c.IN_PROGRESS, WorkflowReason.ISOLATING_FAULTS,
-        f"{len(groups)} groups missed a bandwidth threshold; narrowing {len(nodes)} nodes down with Workflow {name}",
+        f"{count(len(groups), 'group')} missed a bandwidth threshold; narrowing {count(len(nodes), 'node')} down with Workflow {name}",
         generation=generation,
     )
 
@@ -163,7 +164,7 @@ def fold(st: dict, child: dict | None, note: str = "") -> str:
                     "message": f"link {link['a']}<->{link['b']} fails only with both ends ({other}): {link.get('message', '')}"[:1024],
                 })
     rounds, tests = findings.get("rounds"), findings.get("tests")
-    effort = f" in {rounds} rounds, {tests} tests" if rounds is not None else ""
+    effort = f" in {count(rounds, 'round')}, {count(tests or 0, 'test')}" if rounds is not None else ""
     iso["links"] = [f"{x['a']}<->{x['b']}" for x in links][:256]
     iso["racks"] = [str(x.get("rack", "")) for x in racks][:64]
     if rounds is not None:

@@ -289,8 +289,10 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
             stuck := faults.startup_stall(obs.pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
         p.failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
         p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {obs.label} did not start: {stuck}")
-    if p.terminal is not None and dig(job, "metadata", "labels", L.WORKLOAD_RUN):
-        p.pod_logs = _pod_logs(ctx, job, obs.pods)  # the workload (and its pods) is deleted next
+    if p.terminal is not None and (dig(job, "metadata", "labels", L.WORKLOAD_RUN) or _failing(p)):
+        # the workload (and its pods) is deleted next: a WorkloadRun keeps every pod's
+        # output, a failed Certification Job each node's own pod (the report's evidence)
+        p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | set(p.group or []))
     return _write_pass(ctx, job, obs, p, reading, wait, _next_look(ctx, job, obs, clocks, grace, timeout))
 
 
@@ -417,6 +419,8 @@ def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     if decision is None:
         return 5.0
     group = dig(job, "spec", "nodes") or L.group_nodes(job)
+    # thresholds failed the Job: keep each node's own pod output before the cleanup
+    logs = _pod_logs(ctx, job, pods, first=set(group or [])) if decision.failed else []
 
     def mutate(o: dict) -> bool:
         st = o["status"]
@@ -424,6 +428,8 @@ def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
             return False
         if reading is not None and reading.job_fields:
             st["measurements"] = {**(st.get("measurements") or {}), **reading.job_fields}
+        if logs:
+            st.setdefault("podLogs", logs)
         apply_verdict(st, decision, group or st.get("nodesRan") or [], o["metadata"].get("generation"))
         return True
 
@@ -513,17 +519,23 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
     return {k: v for k, v in entry.items() if v not in (None, "")}
 
 
-def _pod_logs(ctx: Context, job: dict, pods: list[dict]) -> list[dict]:
-    """Each pod's node, exit code and log tail (the failure log's helper, a quarter of its caps)."""
+def _failing(p: JobPass) -> bool:
+    """The pass ends the Job failed, or its thresholds failed it."""
+    return p.terminal is not None and (p.terminal.phase == c.FAILED or bool(getattr(p.verdict, "failed", False)))
+
+
+def _pod_logs(ctx: Context, job: dict, pods: list[dict], first: set[str] = frozenset()) -> list[dict]:
+    """Each pod's node, exit code and log tail cut at a line boundary (the failure log's
+    helper, a quarter of its caps); pods on the ``first`` nodes come right after the launcher."""
     from nvcre.api.job import MAX_POD_LOGS
 
     out = []
-    for pod in ws.log_pods(pods, MAX_POD_LOGS):
+    for pod in ws.log_pods(pods, MAX_POD_LOGS, first=first):
         name, namespace = pod["metadata"]["name"], pod["metadata"].get("namespace") or job["metadata"].get("namespace")
         container, code, reason = ws.main_container(pod)
         text = ctx.kube.pod_log(name, namespace, container=container, tail_lines=ws.POD_LOG_LINES)
         entry = {"podName": name, "nodeName": dig(pod, "spec", "nodeName"), "exitCode": code, "reason": reason,
-                 "tail": ws.log_tail(text, ws.POD_LOG_LINES, ws.POD_LOG_BYTES)}
+                 "tail": ws.whole_line_tail(text, ws.POD_LOG_LINES, ws.POD_LOG_BYTES)}
         out.append({k: v for k, v in entry.items() if v not in (None, "")})
     return out
 

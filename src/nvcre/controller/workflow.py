@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from nvcre.words import count
 from nvcre.controller import compose
 from nvcre.controller import conditions as c
 from nvcre.controller import diagnose
@@ -159,8 +160,8 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
         except Exception as err:  # refused by the API server: decide without it
             child, created, note = None, False, f"the isolation Workflow could not be created: {err}"[:512]
         if created:
-            started = (f"Created Workflow {iso['workflow']}: diagnose over {len(iso.get('nodes') or [])} nodes of "
-                       f"{len(iso.get('groups') or [])} groups that missed a bandwidth threshold")
+            started = (f"Created Workflow {iso['workflow']}: diagnose over {count(len(iso.get('nodes') or []), 'node')} of "
+                       f"{count(len(iso.get('groups') or []), 'group')} that missed a bandwidth threshold")
             ctx.events.emit(wf, "Normal", WorkflowReason.ISOLATING_FAULTS, started)
             _emit_on_owner(ctx, wf, "Normal", "IsolationStarted", started)
             return ctx.settings.resync_seconds

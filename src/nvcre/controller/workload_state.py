@@ -227,6 +227,17 @@ def log_tail(text: str | None, lines: int = FAILURE_LOG_LINES, limit: int = FAIL
     return _log_tail(text or "", max_lines=lines, max_bytes=limit)
 
 
+def whole_line_tail(text: str | None, lines: int, limit: int) -> str:
+    """``log_tail`` without the fragment its byte cap leaves at the front: whole lines only
+    (our ``podLogs``; the reference's ``failureLog.tail`` keeps the cap where it falls)."""
+    tail = log_tail(text, lines, limit)
+    whole = log_tail(text, lines, 1 << 62)
+    if tail == whole or "\n" not in tail[:-1]:
+        return tail
+    start = len(whole) - len(tail)
+    return tail if whole[start - 1] == "\n" else tail.split("\n", 1)[1]
+
+
 def launcher_pod(pods: list[dict]) -> dict | None:
     """The pod whose log carries the results: the launcher, else the first rank."""
     ordered = sorted(pods, key=lambda p: p.get("metadata", {}).get("name", ""))
@@ -237,10 +248,14 @@ def launcher_pod(pods: list[dict]) -> dict | None:
     return ranked[0] if ranked else None
 
 
-def log_pods(pods: list[dict], limit: int) -> list[dict]:
-    """The pods whose log tails a WorkloadRun keeps: the launcher first, then the ranks in order."""
+def log_pods(pods: list[dict], limit: int, first: set[str] | frozenset[str] = frozenset()) -> list[dict]:
+    """The pods whose log tails a Job keeps: the launcher first, then the ranks on the
+    ``first`` nodes (the sick or blamed ones, so a large group still keeps theirs), then
+    the other ranks in order."""
     launchers = sorted((p for p in pods if is_launcher(p)), key=lambda p: dig(p, "metadata", "name") or "")
-    return (launchers + rank_ordered(pods))[:limit]
+    ranks = rank_ordered(pods)
+    ranks = [p for p in ranks if dig(p, "spec", "nodeName") in first] + [p for p in ranks if dig(p, "spec", "nodeName") not in first]
+    return (launchers + ranks)[:limit]
 
 
 def main_container(pod: dict) -> tuple[str | None, int | None, str | None]:

@@ -104,9 +104,10 @@ def select_target_nodes(nodes: Sequence[Mapping[str, Any]], target: Any) -> Sele
     return result
 
 
-def allocatable_gpus(node: Mapping[str, Any]) -> int:
-    """Allocatable ``nvidia.com/gpu``; 0 when absent or unreadable (meaning unknown)."""
-    raw = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE)
+def allocatable_gpus(node: Mapping[str, Any], field: str = "allocatable") -> int:
+    """Allocatable ``nvidia.com/gpu`` (``field="capacity"``: the installed count); 0 when
+    absent or unreadable (meaning unknown)."""
+    raw = ((node.get("status") or {}).get(field) or {}).get(GPU_RESOURCE)
     if raw is None:
         return 0
     try:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from nvcre.words import count
 from nvcre.catalog.resolve import canonical_category
 from nvcre.measure.thresholds import threshold_minimum
 from nvcre.report.failures import (
@@ -25,6 +26,7 @@ from nvcre.report.model import CategoryReport, Diagnosis, GroupResult, TrainingR
 from nvcre.report.sources import (
     LABEL_WORKFLOW,
     LABEL_CATEGORY,
+    LABEL_WORKLOAD_RUN,
     ANNOTATION_TEST_SCALE,
     true_condition,
     parse_time,
@@ -235,7 +237,8 @@ def category_report(
         failed_groups=failed_groups,
         failed_nodes=failed_nodes,
         training=training_results(groups, jobs_by_name, gms),
-        pod_logs=[to_failure_log(x) for j in jobs for x in dig(j.get("status"), "podLogs") or []],
+        pod_logs=[to_failure_log(x) for j in jobs if dig(j.get("metadata"), "labels", LABEL_WORKLOAD_RUN)
+                  for x in dig(j.get("status"), "podLogs") or []],
         env=env_names(
             list(spec.get("env") or [])
             + list(plan.options.get("env") or [])
@@ -248,7 +251,8 @@ def category_report(
     category.diagnose = diagnosis_of(orch.get("diagnose"), groups)
     category.isolation = isolation_text(orch.get("isolation"))
     category.next_steps = next_step_hints(category, namespace)
-    attach_evidence(category, namespace)
+    attach_evidence(category, namespace, {
+        dig(j.get("metadata"), "name"): [to_failure_log(x) for x in dig(j.get("status"), "podLogs") or []] for j in jobs})
     return category
 
 
@@ -264,7 +268,8 @@ def isolation_text(raw: Any) -> str | None:
     if not isinstance(raw, dict) or not raw.get("workflow"):
         return None
     if raw.get("phase") == "Running":
-        return f"narrowing {len(raw.get('nodes') or [])} nodes of {len(raw.get('groups') or [])} failed groups down (Workflow {raw['workflow']})"
+        return (f"narrowing {count(len(raw.get('nodes') or []), 'node')} of {count(len(raw.get('groups') or []), 'failed group')} "
+                f"down (Workflow {raw['workflow']})")
     return f"{raw.get('message') or raw.get('phase')} (Workflow {raw['workflow']})"
 
 

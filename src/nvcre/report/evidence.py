@@ -24,6 +24,19 @@ UNITS = {"busBandwidthGBps": "GB/s", "algBandwidthGBps": "GB/s", "goodputRatio":
 _MEASURED = re.compile(r'Threshold "(?P<key>[^"]+)" violated: measured (?P<value>-?[0-9.]+)(?:, expression: (?P<expr>.+))?')
 
 
+def with_units(text: str) -> str:
+    """A threshold message with the measured number in its unit ("measured 412.30 GB/s"):
+    the condition keeps the reference's words ("measured 412.3000"), a reader needs the unit."""
+    def unit(m: re.Match) -> str:
+        key, value = m.group("key"), float(m.group("value"))
+        if key not in UNITS:
+            return m.group(0)
+        shown = fmt_number(value, UNITS[key]) if UNITS[key] else f"{value:g}"
+        return m.group(0).replace(f"measured {m.group('value')}", f"measured {shown}", 1)
+
+    return _MEASURED.sub(unit, text)
+
+
 def threshold_sources(category_options: dict, spec: dict, thresholds: dict) -> dict[str, str]:
     """Where each threshold was set: the category's options, the spec, or the catalog."""
     own = dig(category_options, "thresholds") or {}
@@ -81,12 +94,22 @@ def _log_of(category: CategoryReport, node: str, group: str | None) -> FailureLo
     return None
 
 
-def node_evidence(n: FailedNode, category: CategoryReport, namespace: str) -> NodeEvidence:
+def _own_pod_log(node: str, groups: list[GroupResult], pod_logs: dict[str, list[FailureLog]]) -> FailureLog | None:
+    """The node's own pod among those its group's Job recorded (``podLogs``), a rank pod
+    before the launcher: the launcher's log is already the group's failure log."""
+    mine = [log for g in groups for log in pod_logs.get(g.job_name or "", []) if log.node_name == node]
+    mine.sort(key=lambda log: "launcher" in log.pod_name)
+    return mine[0] if mine else None
+
+
+def node_evidence(n: FailedNode, category: CategoryReport, namespace: str,
+                  pod_logs: dict[str, list[FailureLog]] | None = None) -> NodeEvidence:
     ev = NodeEvidence()
     groups = _groups_of(n.name, category)
     group = next((g for g in groups if g.name == n.group), None) or (groups[0] if groups else None)
     if group is not None:
         ev.group, ev.job = group.name, group.job_name
+        groups = [group] + [g for g in groups if g is not group]
     key = "busBandwidthGBps" if category.bus_bw_minimum_gbps is not None else None
     m = _MEASURED.search(n.message or "") or _MEASURED.search(category.failure_reason or "")
     if n.reason == "ThresholdViolation":
@@ -108,8 +131,12 @@ def node_evidence(n: FailedNode, category: CategoryReport, namespace: str) -> No
             if peers:
                 med = statistics.median(peers)
                 ev.peer_median_value, ev.peer_median, ev.peers = med, fmt_number(med, "GB/s"), len(peers)
+    own = _own_pod_log(n.name, groups, pod_logs or {})
     log = _log_of(category, n.name, ev.group)
-    if log is not None:
+    if own is not None and (log is None or log.node_name != n.name or not log.tail):
+        ev.pod, ev.node = own.pod_name, own.node_name
+        ev.log_tail = log_lines(own.tail)
+    elif log is not None:
         if log.node_name == n.name:
             ev.pod, ev.node = log.pod_name, log.node_name
             ev.log_tail = log_lines(log.tail)
@@ -144,10 +171,16 @@ def next_step(n: FailedNode, category: CategoryReport, namespace: str) -> tuple[
     if category.status_detail:
         return "scheduling", (f"pods cannot be scheduled: kubectl get pods -n {namespace} -o wide and the nodes' "
                               "free nvidia.com/gpu")
-    return "workload", (f"read the workload's own log on the node: kubectl logs -n {namespace} "
-                        f"-l nvcre.nvidia.com/job={n.group or ''} --all-containers --tail 200")
+    job = next((g.job_name for g in category.groups if g.name == n.group and g.job_name), None) or next(
+        (g.job_name for g in _groups_of(n.name, category) if g.job_name), None)
+    if not job:
+        return "workload", (f"find the workload's pod on the node (kubectl get pods -n {namespace} -o wide "
+                            f"--field-selector spec.nodeName={n.name}) and read its log: kubectl logs --all-containers")
+    return "workload", (f"read the workload's own log on the node: kubectl logs -n {namespace} -l nvcre.nvidia.com/job={job} "
+                        f"--field-selector spec.nodeName={n.name} --all-containers --tail 200")
 
 
-def attach_evidence(category: CategoryReport, namespace: str) -> None:
+def attach_evidence(category: CategoryReport, namespace: str, pod_logs: dict[str, list[FailureLog]] | None = None) -> None:
+    """Evidence beside each failed node; ``pod_logs``: the pods each Job recorded, by Job name."""
     for n in category.failed_nodes:
-        n.evidence = node_evidence(n, category, namespace)
+        n.evidence = node_evidence(n, category, namespace, pod_logs)

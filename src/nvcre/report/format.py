@@ -7,9 +7,11 @@ strings for the same numbers.
 from __future__ import annotations
 
 import math
+import re
 
 # Message sizes print the way the measurement package prints them ("16 GB", 1024-based).
 from nvcre.measure.nccl import format_size as human_size  # noqa: F401
+from nvcre.words import count  # noqa: F401  (re-exported for the renderers)
 
 
 def human_duration(seconds: float) -> str:
@@ -70,3 +72,12 @@ def headline_rows(rows: list, limit: int = HEADLINE_ROWS) -> list:
     """
     big = [r for r in rows if r.size_bytes >= HEADLINE_MIN_BYTES] or list(rows)
     return big[-limit:]
+
+
+_ONE_PLURAL = re.compile(r"\b1 (group|iteration|node|job|pod)s\b")
+
+
+def singular_ones(text: str) -> str:
+    """A controller message read aloud: "across 1 iterations" -> "across 1 iteration".
+    The conditions keep the reference's words; the report a person reads corrects them."""
+    return _ONE_PLURAL.sub(lambda m: f"1 {m.group(1)}", text)

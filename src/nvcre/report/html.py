@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from html import escape
 
-from nvcre.report.format import headline_rows, human_size
+from nvcre.report.evidence import with_units
+from nvcre.report.format import count, headline_rows, human_size, singular_ones
 from nvcre.report.model import CategoryReport, GroupResult, NodeResult, Report
 
 PALETTE = ["#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563"]
@@ -159,7 +160,7 @@ def _node_map(nodes: list[NodeResult]) -> str:
         failed = sum(1 for n in members if n.status == "Failed")
         note = f" · {failed} failed" if failed else ""
         boxes.append(
-            f'<div class="domain"><h4>{escape(domain)} ({len(members)} nodes{note})</h4><div class="tiles">{tiles}</div></div>'
+            f'<div class="domain"><h4>{escape(domain)} ({count(len(members), "node")}{note})</h4><div class="tiles">{tiles}</div></div>'
         )
     legend = (
         '<div class="legend"><span><i style="background:#16a34a"></i>passed</span>'
@@ -187,7 +188,7 @@ def _category(c: CategoryReport) -> str:
         ("Transport", ", ".join(c.transport) or None),
         ("Thresholds", ", ".join(f"{k}: {v}" for k, v in c.thresholds.items()) or None),
         ("Env (names)", ", ".join(c.env) or None),
-        ("Reason", c.failure_reason),
+        ("Reason", singular_ones(with_units(c.failure_reason)) if c.failure_reason else None),
         ("Isolation", c.isolation),
     ):
         if value not in (None, ""):
@@ -213,8 +214,8 @@ def _category(c: CategoryReport) -> str:
         if d.suspect_domains:
             found.append("suspect racks: " + ", ".join(d.suspect_domains))
         parts.append(
-            f'<div class="next"><b>Diagnosis</b> ({escape(d.stage or "?")}, {d.rounds or 0} rounds, '
-            f"{d.healthy_count} nodes healthy): {escape('; '.join(found) or 'no fault isolated')}"
+            f'<div class="next"><b>Diagnosis</b> ({escape(d.stage or "?")}, {count(d.rounds or 0, "round")}, '
+            f"{count(d.healthy_count, 'node')} healthy): {escape('; '.join(found) or 'no fault isolated')}"
             + "".join(f"<br><small>{escape(n)}</small>" for n in d.notes)
             + "</div>"
         )
@@ -256,7 +257,7 @@ def _bandwidth_table(c: CategoryReport) -> str:
     for g in shown:
         flags = (" · LOW" if g.below_min else "") + (" · provisional" if g.provisional else "")
         where = f"{g.domain}, " if g.domain else ""
-        parts.append(_one_table(g.bandwidth, f"{g.name} ({where}{len(g.nodes)} nodes){flags}"))
+        parts.append(_one_table(g.bandwidth, f"{g.name} ({where}{count(len(g.nodes), 'node')}){flags}"))
     if len(measured) > len(shown):
         parts.append(f"<p class='muted'>{len(measured) - len(shown)} more groups above the bar; every table is in the JSON report.</p>")
     return "".join(parts)
@@ -292,7 +293,7 @@ def _failed_groups(c: CategoryReport) -> str:
                 + (f"<pre>{escape(chr(10).join(fl.tail.splitlines()[-LOG_LINES:]))}</pre>" if fl.tail else "")
             )
         items.append(
-            f"<li><b>{escape(fg.name)}</b> ({fg.node_count} nodes): {escape(fg.reason)}"
+            f"<li><b>{escape(fg.name)}</b> ({count(fg.node_count, 'node')}): {escape(singular_ones(with_units(fg.reason)))}"
             f"<br><small>{escape(', '.join(fg.nodes))}</small>{log}</li>"
         )
     return f"<h4>Failed groups</h4><ul>{''.join(items)}</ul>"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from nvcre.words import count
 from nvcre.report.model import CategoryReport, Report
 
 
@@ -67,7 +68,7 @@ def _suite(report: Report, c: CategoryReport) -> ET.Element:
     failed_groups = {fg.name: fg for fg in c.failed_groups}
     for g in c.groups:
         tests += 1
-        case = ET.SubElement(suite, "testcase", name=f"group {g.name} ({len(g.nodes)} nodes)", classname=classname)
+        case = ET.SubElement(suite, "testcase", name=f"group {g.name} ({count(len(g.nodes), 'node')})", classname=classname)
         out = [f"nodes: {', '.join(g.nodes)}"]
         if g.bus_bw:
             out.append(f"peak bus bandwidth: {g.bus_bw}{' (below minimum)' if g.below_min else ''}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nvcre.report.format import headline_rows
+from nvcre.report.evidence import with_units
+from nvcre.report.format import count, headline_rows, singular_ones
 from nvcre.report.model import CategoryReport, Report
 
 _MARK = {"Succeeded": "✅", "NOT JUDGED": "⚠️", "Failed": "❌", "Running": "⏳", "Pending": "⏸"}
@@ -48,7 +49,7 @@ def _category(c: CategoryReport) -> list[str]:
     out = [f"### {_MARK.get(c.verdict, '')} {c.key}: {c.verdict}", ""]
     facts = []
     for label, value in (
-        ("Reason", c.failure_reason),
+        ("Reason", singular_ones(with_units(c.failure_reason)) if c.failure_reason else None),
         ("Blocked", c.status_detail),
         ("Isolation", c.isolation),
         ("Runtime", c.runtime),
@@ -72,7 +73,7 @@ def _category(c: CategoryReport) -> list[str]:
     if c.failed_groups:
         out += ["**Failed groups**", ""]
         for fg in c.failed_groups:
-            out.append(f"- `{fg.name}` ({fg.node_count} nodes): {_cell(fg.reason)}")
+            out.append(f"- `{fg.name}` ({count(fg.node_count, 'node')}): {_cell(singular_ones(with_units(fg.reason)))}")
             if fg.failure_log and fg.failure_log.tail:
                 log = fg.failure_log
                 out += ["", f"  Log of `{log.pod_name}` on `{log.node_name}` (exit {log.exit_code}):", "", "  ```"]

@@ -16,6 +16,7 @@ LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
 LABEL_GROUP = "nvcre.nvidia.com/group"
 LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
 LABEL_CATEGORY = "nvcre.nvidia.com/category"
+LABEL_WORKLOAD_RUN = "nvcre.nvidia.com/workload-run"
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
 BANDWIDTH_DOMAINS = {"communication"}

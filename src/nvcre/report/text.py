@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextvars
 import textwrap
 
-from nvcre.report.format import headline_rows, truncate
+from nvcre.report.evidence import with_units
+from nvcre.report.format import count, headline_rows, singular_ones, truncate
 from nvcre.report.model import CategoryReport, GroupResult, Report
 
 WIDTH = 66
@@ -159,7 +160,7 @@ def _reason_lines(text: str, indent: int) -> list[str]:
 def _category_body(c: CategoryReport, namespace: str) -> list[str]:
     body = [_field("Status:", c.verdict if c.verdict == c.status else f"{c.verdict} (workload {c.status})")]
     if c.failure_reason and _full():
-        body += _wrapped("Reason:", c.failure_reason)
+        body += _wrapped("Reason:", singular_ones(with_units(c.failure_reason)))
     elif c.failure_reason:
         body.append(_field("Reason:", truncate(c.failure_reason, _inner() - 13 - 1)))
     if c.status_detail:
@@ -193,9 +194,9 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
     if c.failed_groups:
         body += ["", "  Failed Groups:"]
         for fg in c.failed_groups:
-            body.append(f"      ✗  {fg.name} ({fg.node_count} nodes)")
+            body.append(f"      ✗  {fg.name} ({count(fg.node_count, 'node')})")
             if fg.reason:
-                body += _reason_lines(fg.reason, 9)
+                body += _reason_lines(singular_ones(with_units(fg.reason)) if _full() else fg.reason, 9)
             body += _node_list(fg.nodes)
             if fg.failure_log:
                 log = fg.failure_log
@@ -237,7 +238,7 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
         for label, value in (
             ("Stage:", d.stage),
             ("Rounds:", d.rounds),
-            ("Healthy:", f"{d.healthy_count} nodes"),
+            ("Healthy:", count(d.healthy_count, "node")),
             ("Suspect:", ", ".join(d.suspect_nodes) or None),
             ("Links:", ", ".join(" <-> ".join(pair) for pair in d.suspect_links) or None),
             ("Racks:", ", ".join(d.suspect_domains) or None),
@@ -254,7 +255,7 @@ def _category_body(c: CategoryReport, namespace: str) -> list[str]:
     if c.training:
         body.append("")
         for t in c.training:
-            label = f"{t.name} ({t.node_count} nodes)" if t.name else "all nodes"
+            label = f"{t.name} ({count(t.node_count, 'node')})" if t.name else "all nodes"
             body.append(f"  {label}")
             if t.goodput:
                 body.append(f"    {'Goodput:':<13}{t.goodput}")
@@ -412,10 +413,10 @@ def _group_label(g: GroupResult, unique_domain: bool = True) -> str:
         where = f"{g.domain}, " if g.domain else ""
         return f"{g.name} ({where}{len(g.nodes)} node{_s(len(g.nodes))})"
     if g.domain and unique_domain:
-        return f"{g.domain} ({len(g.nodes)} nodes)"
+        return f"{g.domain} ({count(len(g.nodes), 'node')})"
     if 0 < len(g.nodes) <= 4:
         return f"{g.name} ({', '.join(g.nodes)})"
-    return f"{g.name} ({len(g.nodes)} nodes)"
+    return f"{g.name} ({count(len(g.nodes), 'node')})"
 
 
 def _node_list(nodes: list[str]) -> list[str]:
@@ -452,7 +453,7 @@ def _group_rows(groups: list[GroupResult], listed: set[str], outliers: set[str] 
     if hidden:
         values = [g.bus_bw_gbps for g in hidden if g.bus_bw_gbps is not None]
         spread = f" ({min(values):.2f} to {max(values):.2f} GB/s)" if values else ""
-        rows.append(f"      ✓  {len(hidden)} other groups passed{spread}")
+        rows.append(f"      ✓  {len(hidden)} other group{_s(len(hidden))} passed{spread}")
     return rows
 
 

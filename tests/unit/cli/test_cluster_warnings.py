@@ -33,3 +33,21 @@ def test_failing_gpu_condition_and_missing_gpus_are_warned():
 def test_condition_rule_matches_the_detector():
     assert gpu_condition_failures(_node("a", conditions=[{"type": "NvidiaGPUReady", "status": "False"}])) == ["NvidiaGPUReady=False"]
     assert gpu_condition_failures(_node("b", conditions=[{"type": "DiskPressure", "status": "True"}])) == []
+
+
+def test_fewer_allocatable_than_installed_gpus_is_warned():
+    short = _node("short")
+    short["status"]["capacity"] = {"nvidia.com/gpu": "8"}
+    short["status"]["allocatable"] = {"nvidia.com/gpu": "7"}
+    full = _node("full")
+    full["status"]["capacity"] = {"nvidia.com/gpu": "8"}
+    text = render_table(cluster_summary([short, full, _node("no-capacity-field")]))
+    assert "warning: node short: 7 of 8 GPUs allocatable" in text and "kubectl describe node short" in text
+    assert "node full" not in text and "no-capacity-field" not in text
+
+
+def test_counts_read_in_the_right_number():
+    text = render_table(cluster_summary([_node("only", labels={"topology.kubernetes.io/rack": "r1"})],
+                                        topology_key="topology.kubernetes.io/rack"))
+    assert "(1 node in the cluster)" in text and "(1 node x 8)" in text and "1 domain\n" in text
+    assert "1 nodes" not in text

@@ -119,3 +119,52 @@ def test_the_html_report_carries_the_pod_logs_too():
     html = render(report, "html")
     assert "<code>smoke-job-workload-launcher-x</code> on <code>gpu-node-01</code>, exit 0 (Completed)" in html
     assert "# Avg bus bandwidth    : 412.3 &lt;done&gt;" in html  # escaped
+
+
+def _cert_job(nodes: int):
+    fleet = build_fleet(FleetSpec(nodes=nodes, racks=1))
+    kube = FakeKube(fleet.nodes)
+    ctx = Context(kube=kube, settings=Settings(), clock=lambda: NOW)
+    from nvcre.controller.certification import reconcile_certification
+
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}})
+    reconcile_certification(ctx, "ns", "cert")
+    wf = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf)
+    reconcile_workflow(ctx, "ns", wf)
+    job = next(n for k, n in kube.creates if k == "Job")
+    reconcile_job(ctx, "ns", job)
+    return fleet, kube, ctx, job
+
+
+def test_a_failed_certification_job_keeps_its_nodes_own_pod_whole_lines():
+    fleet, kube, ctx, job = _cert_job(1)
+    node = fleet.nodes[0]["metadata"]["name"]
+    pod, _ = _pod(job, f"{job}-0", "worker", node, 0)
+    pod["status"] = {"phase": "Failed", "containerStatuses": [
+        {"name": "main", "state": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": AT}}}]}
+    ctx.cache.replace("Pod", [pod])
+    # longer than the byte cap: the cap falls mid-line, and that fragment is not kept
+    kube.logs[pod["metadata"]["name"]] = "".join(f"rank 0 step {i:05d}: NCCL WARN net_ib.cc completion error 12\n"
+                                                 for i in range(150))
+    for (kind, ns, name), obj in list(kube.objects.items()):
+        if kind == "batch/v1/Job":
+            obj["status"] = {"failed": 1, "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                                                          "lastTransitionTime": AT}]}
+    reconcile_job(ctx, "ns", job)
+    st = kube.get(API, "Job", job, "ns")["status"]
+    assert c.is_true(st["conditions"], c.FAILED), st["conditions"]
+    (log,) = st["podLogs"]
+    assert (log["podName"], log["nodeName"], log["exitCode"]) == (f"{job}-0", node, 1)
+    assert len(log["tail"].encode()) <= ws.POD_LOG_BYTES
+    assert all(line.startswith("rank 0 step ") and line.endswith("error 12") for line in log["tail"].splitlines())
+    assert log["tail"].endswith("step 00149: NCCL WARN net_ib.cc completion error 12\n")
+
+
+def test_whole_line_tail():
+    text = "".join(f"line {i:03d}\n" for i in range(100))
+    assert ws.whole_line_tail(text, 200, 25) == "line 098\nline 099\n"  # 25 bytes would start mid "line 097"
+    assert ws.whole_line_tail(text, 2, 1000) == "line 098\nline 099\n"
+    assert ws.whole_line_tail("one long line without end", 10, 8) == " without end"[-8:]  # nothing whole: the cut stays
+    assert ws.whole_line_tail("", 10, 8) == ""

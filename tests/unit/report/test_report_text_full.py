@@ -106,3 +106,58 @@ def test_html_has_a_bandwidth_table_per_group_and_the_evidence():
     assert "group-0 (clique-0, 8 nodes) · LOW" in page and "group-1 (clique-1, 8 nodes)" in page
     assert "<b>measured</b> 412.30 GB/s" in page and "<b>peers</b> median 930.00 GB/s" in page
     assert "kubectl cordon gpu-node-07<" in page
+
+
+def test_threshold_violation_names_the_nodes_own_pod_and_its_tail():
+    """A failed Certification Job records each node's own pod (status.podLogs): the
+    ThresholdViolation on gpu-node-07 names that pod and shows its whole-line tail."""
+    objs = samples.seeds_failure()
+    objs.jobs[0]["status"]["podLogs"] = [
+        {"podName": "wf-ar-group-0-launcher-q2w9z", "nodeName": "gpu-node-01", "exitCode": 0, "tail": "launcher\n"},
+        {"podName": "wf-ar-group-0-worker-6", "nodeName": "gpu-node-07", "exitCode": 0, "reason": "Completed",
+         "tail": "NCCL INFO NET/IB : mlx5_3:1/IB speed 100000 (degraded)\nrank 48 done\n"},
+    ]
+    report = build_report(objs)
+    c = report.categories[0]
+    ev = next(n for n in c.failed_nodes if n.name == "gpu-node-07").evidence
+    assert (ev.pod, ev.node, ev.job) == ("wf-ar-group-0-worker-6", "gpu-node-07", "wf-ar-group-0")
+    assert ev.log_tail == ["NCCL INFO NET/IB : mlx5_3:1/IB speed 100000 (degraded)", "rank 48 done"]
+    assert c.pod_logs == []  # a Certification's pods are evidence per node, not a WorkloadRun's pod list
+    text = render_text(report, 120)
+    node07 = text.split("✗  gpu-node-07  ThresholdViolation", 1)[1].split("✗  gpu-node-12", 1)[0]
+    assert "pod wf-ar-group-0-worker-6 on gpu-node-07" in node07 and "mlx5_3:1/IB speed 100000" in node07
+    assert "Pod Logs" not in text
+
+
+def test_failed_group_reason_shows_the_unit_and_reads_in_the_singular():
+    text = render_text(build_report(samples.seeds_failure()), 120)
+    assert 'violated: measured 412.30 GB/s, expression: value >= 900' in text and "412.3000" not in text
+    assert "across 1 iteration;" in text and "1 iterations" not in text
+    # the reference layout keeps the condition's own words
+    assert "1 iterations" in render_text(build_report(samples.seeds_failure()))
+
+
+def test_workload_next_step_selects_the_jobs_pods():
+    from nvcre.report.evidence import next_step
+    from nvcre.report.model import CategoryReport, FailedNode, GroupResult
+
+    category = CategoryReport(domain="diagnostics", variant="dcgm-level4", status="Failed",
+                              groups=[GroupResult(name="group-3", nodes=["gpu-node-09"], job_name="cert-diag-group-3-iter-1")])
+    kind, step = next_step(FailedNode(name="gpu-node-09", reason="WorkloadFailed", group="group-3"), category, "burn-in")
+    assert kind == "workload"
+    assert "-l nvcre.nvidia.com/job=cert-diag-group-3-iter-1 --field-selector spec.nodeName=gpu-node-09" in step
+    assert "job=group-3" not in step
+
+
+def test_junit_and_html_count_one_node_in_the_singular():
+    from nvcre.report.html import render_html
+    from nvcre.report.junit import render_junit
+    from nvcre.report.model import CategoryReport, FailedGroup, GroupResult, Report
+
+    c = CategoryReport(domain="diagnostics", variant="dcgm-level4", status="Failed",
+                       groups=[GroupResult(name="group-0", nodes=["gpu-node-01"], phase="Failed")],
+                       failed_groups=[FailedGroup(name="group-0", node_count=1, nodes=["gpu-node-01"], reason="1 groups failed across 1 iterations")])
+    report = Report(kind="Certification", name="c", categories=[c])
+    assert 'name="group group-0 (1 node)"' in render_junit(report)
+    page = render_html(report)
+    assert "(1 node): 1 group failed across 1 iteration" in page and "1 nodes" not in page
