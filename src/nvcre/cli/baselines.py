@@ -6,7 +6,6 @@ import json
 from typing import Optional
 
 import typer
-import yaml
 
 from nvcre.cli.apps import certification_app
 from nvcre.errors import UserError
@@ -38,6 +37,7 @@ def baselines(
     gpu_arch: Optional[str] = typer.Option(None, "--gpu-arch", help="only this GPU architecture (e.g. h100)"),
 ) -> None:
     """List the expected figures that readiness stages derive thresholds from, with sources."""
+    import yaml
     from rich.console import Console
     from rich.table import Table
 

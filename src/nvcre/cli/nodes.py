@@ -11,7 +11,6 @@ import json
 from typing import Any, Mapping, Optional, Sequence
 
 import typer
-import yaml
 
 from nvcre.cli.apps import app
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
@@ -86,6 +85,7 @@ def nodes(
     context: Optional[str] = ContextOpt,
 ) -> None:
     """List the node readiness ledger: the stage each node cleared and what it last measured."""
+    import yaml
     from nvcre.controller.ledger import ledger_namespace
 
     if output not in FORMATS:
