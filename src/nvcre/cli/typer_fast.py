@@ -59,8 +59,8 @@ def install() -> None:
         from typer import _coercion, _param_types, core
     except ImportError:  # another Typer layout: nothing to speed up
         return
-    original = getattr(core, "build_runtime_param", None)
-    if original is None or getattr(original, "_nvcre_fast", False):
+    current = getattr(core, "build_runtime_param", None)
+    if current is None or getattr(current, "_nvcre_fast", False) or not hasattr(_coercion, "build_runtime_param"):
         return
 
     @dataclass(frozen=True)
@@ -79,12 +79,12 @@ def install() -> None:
                 return _param_types.coerce_cli_path(as_path, self.parameter_info, path_type=Path,
                                                     param=param, ctx=ctx)
             if not self.slow:
-                self.slow.append(original(self.descriptor))
+                self.slow.append(_coercion.build_runtime_param(self.descriptor))
             return self.slow[0]._coerce_value(value, param=param, ctx=ctx)
 
     def build(descriptor: Any) -> Any:
         if descriptor.file_annotation is not None:
-            return original(descriptor)
+            return _coercion.build_runtime_param(descriptor)
         return FastRuntimeParam(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
                                 descriptor=descriptor)
 
