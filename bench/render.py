@@ -24,10 +24,9 @@ from nvcre.workloads.render import render_workload
 from nvcre.planning.partition import plan_groups
 
 NODES = [f"gpu-node-{i:04d}" for i in range(4096)]
-KEYPAIR = ("bench-private", "bench-public")  # key generation is measured separately below
 PLATFORM, ARCH = "aws", "gb200"
 WHOLE_CATALOG = Path(__file__).resolve().parents[1] / "tests/unit/cli/whole-catalog.yaml"
-CLI_YAML_BUDGET_S = 8.0  # CPU s; 21.6 s before shape reuse in nvcre.workloads.output (docs/design/175-...)
+CLI_YAML_BUDGET_S = 10.0  # CPU s on a loaded 2-core machine (measured 6.4-8.0); 21.6 s before shape reuse in nvcre.workloads.output (docs/design/175-...)
 
 
 def resolve_all():
@@ -44,8 +43,7 @@ def render_all(adapter: str) -> tuple[int, int]:
         plan = plan_groups(r.test_scale if r.test_scale != "diagnose" else "full-scale", NODES, nodes_per_job=size)
         for group in plan.groups:
             objects += len(render_workload(r, name=f"bench-{r.variant}-{group.name}", namespace="bench",
-                                           nodes=list(group.nodes), adapter=adapter, job=group.name, group=group.name,
-                                           ssh_keypair=KEYPAIR))
+                                           nodes=list(group.nodes), adapter=adapter, job=group.name, group=group.name))
             jobs += 1
     return objects, jobs
 
