@@ -118,3 +118,22 @@ try:
         assert output.dump_yaml(docs) == _plain_dump(docs)
 except ImportError:  # pragma: no cover - hypothesis is a test dependency
     pass
+
+
+def test_render_leaves_the_cycle_collector_as_it_was(capsys):
+    import gc
+
+    assert gc.isenabled()
+    assert main(["certification", "render", str(REPO / "tests/unit/cli/whole-catalog.yaml"), "--platform", "aws",
+                 "--gpu-arch", "gb200", "--nodes", "64", "-o", "yaml"]) == 0
+    assert gc.isenabled()
+    assert main(["certification", "render", str(REPO / "tests/unit/cli/whole-catalog.yaml"), "--platform", "aws",
+                 "--gpu-arch", "gb200", "--nodes", "3", "-o", "yaml"]) == 2  # nemotron5-56b cannot run on 3
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        main(["certification", "render", str(REPO / "examples/demo-certification.yaml"), "--platform", "aws",
+              "--gpu-arch", "h100", "--nodes", "2", "-o", "yaml"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
