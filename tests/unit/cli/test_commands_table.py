@@ -83,3 +83,18 @@ print([c.name for c in apps.certification_app.registered_commands])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     first, second = out.stdout.splitlines()
     assert first == second, out.stderr
+
+
+def test_shell_completion_sees_every_command():
+    """The shell calls nvcrectl back with _NVCRECTL_COMPLETE set: the whole tree loads."""
+    import os
+
+    env = {**os.environ, "_NVCRECTL_COMPLETE": "complete_bash", "COMP_WORDS": "nvcrectl workloadrun c",
+           "COMP_CWORD": "2"}
+    out = subprocess.run([sys.executable, "-m", "nvcre.cli.main"], capture_output=True, text=True, env=env, timeout=60)
+    assert out.stdout.split() == ["cleanup", "cancel"], out.stderr
+    from nvcre.cli.completion import kubectl_candidates
+    from nvcre.cli import commands
+
+    commands.load_all()
+    assert set(kubectl_candidates(["workflow", "r"])) == {"render"}
