@@ -11,7 +11,10 @@ from typing import Optional
 
 import typer
 
+from nvcre.cli import typer_fast
 from nvcre.cli.output import exit_code_help
+
+typer_fast.install()
 
 app = typer.Typer(
     name="nvcrectl",
@@ -59,3 +62,10 @@ app.add_typer(rbac_app, name="rbac")
 app.add_typer(controller_app, name="controller")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(workflow_app, name="workflow")
+
+# Every group by the name it is invoked with; "" is the root.
+GROUPS: dict[str, typer.Typer] = {
+    "": app, "certification": certification_app, "workloadrun": workloadrun_app, "sim": sim_app,
+    "setup": setup_app, "cluster": cluster_app, "rbac": rbac_app, "controller": controller_app,
+    "mcp": mcp_app, "workflow": workflow_app,
+}

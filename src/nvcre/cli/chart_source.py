@@ -9,7 +9,6 @@ temporary directory, because the CRDs and default LogProfiles are read from its 
 from __future__ import annotations
 
 import re
-import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -61,6 +60,7 @@ def local_chart(
     plain_http: bool = False,
 ) -> Iterator[Path]:
     """A chart directory for the duration of the block; ``pull`` runs ``helm pull ARGS``."""
+    import tarfile
     if ref is not None:
         with tempfile.TemporaryDirectory(prefix="nvcre-chart-") as tmp:
             args = [ref, "--untar", "--untardir", tmp]

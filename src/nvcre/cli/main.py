@@ -1,26 +1,39 @@
 """Entry point of nvcrectl (and kubectl-nvcre).
 
-Imports every command module so its commands register on the groups in
-``nvcre.cli.apps``, then runs the app, turning a ``UserError`` into a one-line
-message and its exit code instead of a traceback.
+Imports the command modules the invoked group needs (``nvcre.cli.commands``), which
+register their commands on the groups in ``nvcre.cli.apps``, then runs the app,
+turning a ``UserError`` into a one-line message and its exit code instead of a
+traceback.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Any
 
+from nvcre.cli import apps, commands
 from nvcre.errors import EXIT_FAILED, EXIT_USAGE, UserError
-from nvcre.cli.apps import app
 
-# Every command module, registered on its group (see nvcre.cli.commands).
-from nvcre.cli import commands as _commands  # noqa: F401,E402
+
+def __getattr__(name: str) -> Any:
+    """``from nvcre.cli.main import app`` gives the app with every command registered."""
+    if name == "app":
+        commands.load_all()
+        return apps.app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run nvcrectl and return its exit code."""
+    args = sys.argv[1:] if argv is None else argv
     try:
+        if os.environ.get("_NVCRECTL_COMPLETE"):  # the shell asks for candidates: whole tree
+            commands.load_all()
+        else:
+            commands.load(args)
         # Standalone mode lets click report usage errors (exit 2) and --help itself.
-        app(args=argv, prog_name="nvcrectl", standalone_mode=True)
+        apps.app(args=argv, prog_name="nvcrectl", standalone_mode=True)
     except UserError as err:
         print(f"error: {err.message}", file=sys.stderr)
         return err.exit_code

@@ -108,6 +108,7 @@ def nodes(
     context: Optional[str] = ContextOpt,
 ) -> None:
     """List the node readiness ledger: the stage each node cleared and what it last measured."""
+    import yaml
     from nvcre.controller.ledger import ledger_namespace
 
     check_format(output, LIST_FORMATS)

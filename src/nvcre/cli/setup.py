@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-import yaml
 
 from nvcre import API_GROUP
 from nvcre.cli.apps import setup_app
@@ -103,6 +102,7 @@ def check_set_json(values: list[str]) -> list[str]:
 
 
 def check_values_files(files: list[str], auto_approve: bool) -> list[str]:
+    import yaml
     for f in files:
         if re.match(r"^[a-z]+://", f):
             raise UserError(f"--values {f}: URLs are not accepted; download the file and pass its path")
@@ -123,6 +123,7 @@ def check_values_files(files: list[str], auto_approve: bool) -> list[str]:
 
 def image_sets(image: str | None, sets: list[str], set_json: list[str], files: list[str]) -> list[str]:
     """--image as chart values; refused beside values that also set the image."""
+    import yaml
     if not image:
         return []
     touching = [p.split("=", 1)[0] for s in sets for p in _split_set(s) if p.startswith("image.")]
@@ -143,6 +144,7 @@ def image_sets(image: str | None, sets: list[str], set_json: list[str], files: l
 
 def pull_secret_sets(secrets: list[str], sets: list[str], set_json: list[str], files: list[str]) -> list[str]:
     """--image-pull-secret NAME (repeatable) as the chart's imagePullSecrets, in the order given."""
+    import yaml
     if not secrets:
         return []
     bad = [name for name in secrets if len(name) > 253 or not _SUBDOMAIN.fullmatch(name)]
@@ -240,6 +242,7 @@ def init(
     context: Optional[str] = ContextOpt,
 ) -> None:
     """Install or upgrade nvcre (CRDs, controller, RBAC, default LogProfiles) with Helm."""
+    import yaml
     skipped = parse_phases(skip_phases, INIT_PHASES, "setup init")
     check_set(set_)
     check_set_json(set_json)
@@ -326,6 +329,7 @@ def _leaf_keys(values: dict, prefix: str = "") -> list[str]:
 
 
 def _effective_scope(kept: dict, files: list[str], sets: list[str]) -> str:
+    import yaml
     scope = (kept.get("rbac") or {}).get("scope") or "namespaced"
     for f in files:
         if f != "-":
@@ -339,6 +343,7 @@ def _effective_scope(kept: dict, files: list[str], sets: list[str]) -> str:
 
 def apply_crds(client: KubeClient, chart: Path) -> int:
     """Server-side apply the chart's CRDs on every run (Helm installs crds/ only once)."""
+    import yaml
     count = 0
     for path in sorted((chart / "crds").glob("*.yaml")):
         for crd in yaml.safe_load_all(path.read_text()):
@@ -360,6 +365,7 @@ def apply_crds(client: KubeClient, chart: Path) -> int:
 def adopt_log_profiles(client: KubeClient, chart: Path, release: str, namespace: str) -> list[str]:
     """Mark default LogProfiles a controller already created as the release's, so Helm
     takes them over instead of refusing to install over objects it does not own."""
+    import yaml
     adopted = []
     for path in sorted((chart / "files" / "logprofiles").glob("*.yaml")):
         name = (yaml.safe_load(path.read_text()) or {}).get("metadata", {}).get("name")

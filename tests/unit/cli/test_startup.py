@@ -1,7 +1,9 @@
 """nvcrectl starts fast: --help loads none of the heavy libraries, and stays under budget.
 
 The module check is exact (it fails on any new top-level import of a heavy library in
-a command module); the timing is a coarse guard measured in a fresh interpreter.
+a command module); the timing is CPU time spent after the interpreter started (so the
+interpreter's own start and waiting for a core on a loaded machine do not count), the
+best of a few fresh processes.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("kubernetes", "urllib3", "aiohttp", "cel", "prompt_toolkit", "pydantic", "rich", "nvcre.api",
+HEAVY = ("kubernetes", "urllib3", "aiohttp", "cel", "prompt_toolkit", "pydantic", "rich", "yaml", "nvcre.api",
          "nvcre.catalog", "nvcre.report", "nvcre.sim", "nvcre.controller", "nvcre.kube")
 BUDGET_S = 0.3
 
@@ -32,30 +34,45 @@ def test_help_loads_no_heavy_library():
 
 
 def test_every_group_help_loads_no_heavy_library():
-    # Typer (0.29) coerces parameters through pydantic once a group builds its
-    # commands, so pydantic itself is Typer's cost; nothing of ours may load with it.
-    for group in ("certification", "workloadrun", "sim", "setup", "cluster", "rbac", "controller", "mcp"):
-        assert [m for m in _loaded_after([group, "--help"]) if m != "pydantic"] == [], group
+    # Typer (0.29) would coerce every option through pydantic; nvcre.cli.typer_fast
+    # keeps plain values off that path, so not even pydantic loads.
+    for group in ("certification", "workloadrun", "sim", "setup", "cluster", "rbac", "controller", "mcp",
+                  "workflow", "completion"):
+        assert _loaded_after([group, "--help"]) == [], group
 
 
-def test_help_starts_under_budget():
-    """CPU seconds, not wall time: on a shared machine waiting for a core is not ours."""
-    best = min(_cpu([sys.executable, "-m", "nvcre.cli.main", "--help"]) for _ in range(5))
-    command = min(_cpu([sys.executable, "-m", "nvcre.cli.main", "certification", "report", "--help"]) for _ in range(5))
-    bare = min(_cpu([sys.executable, "-c", "pass"]) for _ in range(5))
-    assert best - bare < BUDGET_S, f"nvcrectl --help took {best:.3f} CPU s ({bare:.3f}s of it the interpreter)"
-    assert command - bare < BUDGET_S, f"nvcrectl certification report --help took {command:.3f} CPU s"
+# What people wait for when they start nvcrectl: help, the version, a command's help.
+STARTS = (["--help"], ["--version"], ["version", "-o", "json"], ["certification", "list-categories", "--help"],
+          ["nodes", "--help"], ["certification", "report", "--help"], ["certification", "render", "--help"])
 
 
-def _cpu(cmd: list[str]) -> float:
-    """CPU time (user + system) one run of ``cmd`` took."""
-    import os
+def test_command_starts_load_no_heavy_library():
+    for args in STARTS:
+        assert _loaded_after(args) == [], args
 
-    before = os.times()
-    out = subprocess.run(cmd, capture_output=True, timeout=60)
-    after = os.times()
+
+def test_command_starts_under_budget():
+    """CPU seconds after the interpreter is up, best of three: waiting for a core on a
+    shared machine is not ours, and neither is the interpreter's own start."""
+    for args in STARTS:
+        best = min(_cpu_in_process(args) for _ in range(3))
+        assert best < BUDGET_S, f"nvcrectl {' '.join(args)} took {best:.3f} CPU s to run (budget {BUDGET_S}s)"
+
+
+def _cpu_in_process(args: list[str]) -> float:
+    """CPU time (user + system) a fresh interpreter spends importing nvcrectl and running ``args``."""
+    code = (
+        "import time\n"
+        "start = time.process_time()\n"
+        "import sys\n"
+        "from nvcre.cli.main import main\n"
+        f"code = main({args!r})\n"
+        "sys.stderr.write(f'\\nCPU {time.process_time() - start}\\n')\n"
+        "sys.exit(code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    return (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return float(out.stderr.strip().splitlines()[-1].split()[1])
 
 
 def test_nodes_command_choices_match_the_judge():
