@@ -88,7 +88,8 @@ def _dump_all(objects: list[Any]) -> str:
 # dumped text without changing anything around it: no quoting, no line folding (no
 # spaces), and only values are swapped, so a key's length never changes the layout.
 _BOOL_OR_NULL = ("yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL")
-_PLAIN_WORD = re.compile(r'"(?!(?:%s)")([A-Za-z_][A-Za-z0-9_./-]*)"(?!:)' % _BOOL_OR_NULL)
+# The lookbehind keeps an escaped quote inside a string (`"\\"A"`) from reading as an opening one.
+_PLAIN_WORD = re.compile(r'(?<!\\)"(?!(?:%s)")([A-Za-z_][A-Za-z0-9_./-]*)"(?!:)' % _BOOL_OR_NULL)
 _HOLE = "\\u0000"  # what a swapped word becomes in the JSON shape: it cannot occur in the text otherwise
 _QUOTED_HOLE = f'"{_HOLE}"'
 _MARK = re.compile(r"nvcrehole(\d+)x")
@@ -124,6 +125,11 @@ def dump_yaml(objects: Iterable[Any]) -> str:
         pieces = parts[:]
         pieces[1::2] = [words[i] for i in parts[1::2]]
         out.append("".join(pieces))
+    # A document that ends open (a `|+` block keeps trailing newlines) ends with "..." when
+    # dumped alone; inside a stream PyYAML writes that marker only after the last document.
+    for i in range(len(out) - 1):
+        if out[i].endswith("\n...\n"):
+            out[i] = out[i][: -len("...\n")]
     return "---\n".join(out)
 
 
