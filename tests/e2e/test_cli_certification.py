@@ -77,7 +77,9 @@ def test_run_wait_report_html_mcp_cleanup(sim_fleet, controller, kube, kubeconfi
     assert "- gpu-node-12  HardwareFailureDetected" in out
     assert "✗  gpu-node-12  HardwareFailureDetected" in out  # the category card
     assert "Result:       FAILED" in out
-    assert "Categories:   1/2 passed" in out
+    # training has no threshold and no stage: it ran, but nothing judged it (issue 14), so it is not
+    # counted as passed beside the failed all-reduce
+    assert "Categories:   0/2 passed, 1 not judged" in out
     assert "NCCL_DEBUG_SUBSYS" in out and "secret-ish" not in out  # env names, never values
 
     data = json.loads(results.read_text())
@@ -340,9 +342,12 @@ def test_cleanup_runs_after_the_report_and_run_access_is_opt_in(kube, kubeconfig
 def test_bad_lifecycle_flags_change_nothing(kube, kubeconfig):
     """A reference command line whose --image is the controller image is refused before
     anything is created, and so is --cleanup without --wait."""
-    before = len(kube.list("v1", "Namespace"))
+    def names():
+        return {ns["metadata"]["name"] for ns in kube.list("v1", "Namespace")}
+
+    before = names()  # names, not a count: an earlier test's namespace may finish terminating meanwhile
     for args, words in ((["--setup", "--image", "ghcr.io/nvidia/manager:v1"], "give --controller-image"),
                         (["--cleanup"], "--cleanup needs --wait")):
         run = nvcrectl(kubeconfig, "certification", "run", "--category", "diagnostics/dcgm-level4", *args)
         assert run.returncode == 2 and words in run.stderr and run.stdout == "", run.stderr
-    assert len(kube.list("v1", "Namespace")) == before
+    assert names() <= before, names() - before
