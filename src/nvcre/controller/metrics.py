@@ -41,6 +41,7 @@ from prometheus_client.registry import Collector
 
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
+from nvcre.controller.reference_metrics import _float  # one reading of a status figure for both exporters
 from nvcre.objpath import dig
 
 STATUS_VALUES = ("in_progress", "succeeded", "failed")
@@ -98,14 +99,6 @@ class ObjectStore:
     def of_kind(self, kind: str) -> list[dict]:
         with self._lock:
             return [o for (k, _, _), o in self._objects.items() if k == kind]
-
-
-def _float(value) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if out == out else None  # NaN is no measurement
 
 
 def _label(obj: dict, key: str) -> str:
