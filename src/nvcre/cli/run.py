@@ -384,10 +384,11 @@ def _submit_and_finish(lifecycle: Lifecycle, obj: dict, namespace: str, *, relea
     from nvcre.cli.run_lifecycle import run_cleanup, run_setup
 
     kind, name = obj["kind"], obj["metadata"]["name"]
-    created = False
+    created = installed = False
     try:
         if lifecycle.setup:
-            run_setup(lifecycle, release=release, namespace=controller_namespace, kubeconfig=kubeconfig, context=context)
+            installed = run_setup(lifecycle, release=release, namespace=controller_namespace, kubeconfig=kubeconfig,
+                                  context=context)
         client = _submit(obj, namespace, release=release, controller_namespace=controller_namespace, kubeconfig=kubeconfig,
                          context=context, wait=wait, output=output, before=before, grant=grant)
         created = True
@@ -396,7 +397,7 @@ def _submit_and_finish(lifecycle: Lifecycle, obj: dict, namespace: str, *, relea
         if lifecycle.cleanup:
             run_cleanup(lifecycle, created=created, kind=kind, name=name, namespace=namespace, release=release,
                         controller_namespace=controller_namespace, kubeconfig=kubeconfig, context=context,
-                        cleanup_run=cleanup_run)
+                        cleanup_run=cleanup_run, installed=installed)
 
 
 def _check_files_need_wait(wait: bool, files: tuple, output: str = "text") -> None:

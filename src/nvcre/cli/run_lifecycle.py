@@ -109,8 +109,23 @@ def _nvcrectl(argv: list[str]) -> int:
     return done.returncode
 
 
-def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig: str | None, context: str | None) -> None:
-    """--setup: the controller pull Secret (with a token), then ``setup init``; a failure stops the run."""
+def _release_exists(release: str, namespace: str, kubeconfig: str | None, context: str | None) -> bool:
+    """Whether the Helm release is already installed (then --cleanup must not reset it: it
+    holds other users' runs). Unknown (no helm yet) reads as installed, the safe side."""
+    from nvcre.cli.setup import Helm, find_helm
+
+    try:
+        values, _ = Helm(find_helm(None), kubeconfig, context).release_values(release, namespace)
+    except Exception:  # noqa: BLE001 - setup init itself reports what is wrong with helm
+        return True
+    return values is not None
+
+
+def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig: str | None, context: str | None) -> bool:
+    """--setup: the controller pull Secret (with a token), then ``setup init``; a failure stops the
+    run. True when this run installed the release (it was not there before), so that --cleanup
+    resets only an install it made itself."""
+    fresh = not _release_exists(release, namespace, kubeconfig, context)
     if lifecycle.controller_token is not None:
         from nvcre.cli.report import cluster_errors, connect
 
@@ -126,14 +141,19 @@ def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig:
     code = _nvcrectl(argv)
     if code:
         raise UserError(f"--setup: setup init failed (exit {code}); nothing was created", exit_code=code)
+    if not fresh:
+        print(f"[setup] release {release} was already installed: --cleanup will leave it", file=sys.stderr)
+    return fresh
 
 
 def run_cleanup(lifecycle: Lifecycle, *, created: bool, kind: str, name: str, namespace: str, release: str,
                 controller_namespace: str, kubeconfig: str | None, context: str | None,
-                cleanup_run: Callable[..., None]) -> bool:
+                cleanup_run: Callable[..., None], installed: bool = False) -> bool:
     """--cleanup: delete the run (only when this command created it) and wait until it is
-    gone, its namespace when this run made it, then (after --setup) ``setup reset``. True
-    when every step succeeded; a failed step is a warning, so the run's own exit code stands.
+    gone, its namespace when this run made it, then ``setup reset`` only when --setup installed
+    the release in this run (``installed``): a reset deletes every run in the cluster, so an
+    install that was there before, or a setup that failed, is left alone. True when every step
+    succeeded; a failed step is a warning, so the run's own exit code stands.
     ``cleanup_run`` is the `cleanup` command's own deletion, passed in by the run command."""
 
     ok = True
@@ -145,7 +165,7 @@ def run_cleanup(lifecycle: Lifecycle, *, created: bool, kind: str, name: str, na
         except UserError as err:
             print(f"[cleanup] warning: {err.message}", file=sys.stderr)
             ok = False
-    if lifecycle.setup:
+    if lifecycle.setup and installed:
         code = _nvcrectl(reset_argv(release=release, namespace=controller_namespace, kubeconfig=kubeconfig, context=context))
         if code:
             print(f"[cleanup] warning: setup reset failed (exit {code})", file=sys.stderr)

@@ -13,6 +13,7 @@ absent (another Typer version) nothing is patched and only start time is lost.
 from __future__ import annotations
 
 import re
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,37 @@ def install() -> None:
     current = getattr(core, "build_runtime_param", None)
     if current is None or getattr(current, "_nvcre_fast", False) or not hasattr(_coercion, "build_runtime_param"):
         return
+    # Only the layout this was written against (Typer 0.29): a frozen dataclass whose required
+    # fields are the annotation and the parameter info. Anything else keeps Typer's own path,
+    # so a Typer release that reshapes these internals costs speed, never a traceback.
+    base = getattr(_coercion, "RuntimeParam", None)
+    if base is None or not dataclasses.is_dataclass(base) or not base.__dataclass_params__.frozen:
+        return
+    required = {f.name for f in dataclasses.fields(base)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    if required != {"annotation", "parameter_info"} or not callable(getattr(base, "_coerce_value", None)):
+        return
+    try:
+        fast_class = _fast_class(base, _coercion, _param_types)
+    except Exception:  # noqa: BLE001 - an unforeseen Typer layout: keep Typer's path
+        return
+
+    def build(descriptor: Any) -> Any:
+        file_annotation = getattr(descriptor, "file_annotation", _NO)
+        if file_annotation is not None or not hasattr(descriptor, "annotation"):
+            return current(descriptor)
+        return fast_class(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
+                          descriptor=descriptor)
+
+    build._nvcre_fast = True  # type: ignore[attr-defined]
+    core.build_runtime_param = build
+
+
+def _fast_class(base: Any, _coercion: Any, _param_types: Any) -> type:
+    """Typer's RuntimeParam with the short path in front of its pydantic adapter."""
 
     @dataclass(frozen=True)
-    class FastRuntimeParam(_coercion.RuntimeParam):
+    class FastRuntimeParam(base):
         """Coerces the trivial cases itself, builds Typer's adapter for the rest."""
 
         descriptor: Any = None
@@ -82,13 +111,6 @@ def install() -> None:
                 self.slow.append(_coercion.build_runtime_param(self.descriptor))
             return self.slow[0]._coerce_value(value, param=param, ctx=ctx)
 
-    def build(descriptor: Any) -> Any:
-        if descriptor.file_annotation is not None:
-            return _coercion.build_runtime_param(descriptor)
-        return FastRuntimeParam(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
-                                descriptor=descriptor)
-
-    build._nvcre_fast = True  # type: ignore[attr-defined]
-    core.build_runtime_param = build
+    return FastRuntimeParam
 
 

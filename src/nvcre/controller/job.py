@@ -292,7 +292,9 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     if p.terminal is not None and (dig(job, "metadata", "labels", L.WORKLOAD_RUN) or _failing(p)):
         # the workload (and its pods) is deleted next: a WorkloadRun keeps every pod's
         # output, a failed Certification Job each node's own pod (the report's evidence)
-        p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | set(p.group or []))
+        # first the sick nodes and, where the verdict narrowed it (vanished nodes), the group;
+        # the whole group would put every rank first and order nothing
+        p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | (set(p.group or []) if obs.gone else set()))
     return _write_pass(ctx, job, obs, p, reading, wait, _next_look(ctx, job, obs, clocks, grace, timeout))
 
 
@@ -419,8 +421,9 @@ def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     if decision is None:
         return 5.0
     group = dig(job, "spec", "nodes") or L.group_nodes(job)
-    # thresholds failed the Job: keep each node's own pod output before the cleanup
-    logs = _pod_logs(ctx, job, pods, first=set(group or [])) if decision.failed else []
+    # thresholds failed the Job: keep the nodes' own pod output before the cleanup (the whole
+    # group was slow, so no node goes first; failed ranks still do, see ws.log_pods)
+    logs = _pod_logs(ctx, job, pods) if decision.failed else []
 
     def mutate(o: dict) -> bool:
         st = o["status"]

@@ -251,10 +251,15 @@ def launcher_pod(pods: list[dict]) -> dict | None:
 def log_pods(pods: list[dict], limit: int, first: set[str] | frozenset[str] = frozenset()) -> list[dict]:
     """The pods whose log tails a Job keeps: the launcher first, then the ranks on the
     ``first`` nodes (the sick or blamed ones, so a large group still keeps theirs), then
-    the other ranks in order."""
+    ranks that ended with a non-zero exit code, then the other ranks in order."""
     launchers = sorted((p for p in pods if is_launcher(p)), key=lambda p: dig(p, "metadata", "name") or "")
-    ranks = rank_ordered(pods)
-    ranks = [p for p in ranks if dig(p, "spec", "nodeName") in first] + [p for p in ranks if dig(p, "spec", "nodeName") not in first]
+
+    def order(pod: dict) -> int:
+        if dig(pod, "spec", "nodeName") in first:
+            return 0
+        return 1 if main_container(pod)[1] not in (None, 0) else 2
+
+    ranks = sorted(rank_ordered(pods), key=order)  # stable: rank order within each class
     return (launchers + ranks)[:limit]
 
 

@@ -77,9 +77,11 @@ def test_bad_combinations_exit_2_before_touching_a_cluster(argv, message, capsys
 class Recorder:
     """Stands in for the cluster side of a run: what was called, in order."""
 
-    def __init__(self, monkeypatch, *, finish_code: int = 0, submit_fails: bool = False):
+    def __init__(self, monkeypatch, *, finish_code: int = 0, submit_fails: bool = False, installed_before: bool = False):
         import nvcre.cli.run as run
+        import nvcre.cli.run_lifecycle as lifecycle_module
         self.calls: list[tuple] = []
+        monkeypatch.setattr(lifecycle_module, "_release_exists", lambda *a: installed_before)
 
         def child(cmd, *, stdout, **kw):
             """The nested `nvcrectl setup init|reset` process: it chatters on what it was given."""
@@ -190,3 +192,21 @@ def test_grant_run_access_binds_only_when_asked_and_a_refusal_is_an_error():
     assert "add --grant-run-access" in _run_access_hint(FakeClient(), "team-a", "nvcre", "nvcre")
     assert _run_access_hint(FakeClient(exists=True), "team-a", "nvcre", "nvcre") == ""
     assert _run_access_hint(FakeClient(forbidden=True), "team-a", "nvcre", "nvcre") == ""
+
+
+def test_cleanup_leaves_an_install_that_was_there_before(monkeypatch, capsys):
+    """`setup reset` deletes every run in the cluster: --cleanup resets only a release that
+    this run's --setup installed, never one other users' runs depend on."""
+    rec = Recorder(monkeypatch, installed_before=True)
+    assert main([*CERT, "--setup", "--wait", "--cleanup"]) == 0
+    assert [c[0] for c in rec.calls] == ["setup", "submit", "finish", "cleanup"]
+    assert "was already installed: --cleanup will leave it" in capsys.readouterr().err
+
+
+def test_a_failed_setup_is_not_followed_by_a_reset(monkeypatch, capsys):
+    import nvcre.cli.run_lifecycle as lifecycle
+
+    rec = Recorder(monkeypatch)
+    monkeypatch.setattr(lifecycle, "_nvcrectl", lambda argv: rec.calls.append(tuple(argv[:2])) or 3)
+    assert main([*CERT, "--setup", "--wait", "--cleanup"]) == 3
+    assert rec.calls == [("setup", "init")]  # no ("setup", "reset"): the failed init may sit on an older install

@@ -76,3 +76,17 @@ def test_a_pod_seen_bound_counts_where_it_ran_after_it_is_gone():
     assert pod_nodes(listed) == ["n1"]
     assert pod_nodes(with_remembered(listed, remembered)) == ["n1", "n2"]  # GPU ranks only, as before
     assert pod_nodes(with_remembered([], {})) == []
+
+
+def test_log_pods_keep_the_sick_node_then_the_failed_ranks_within_the_cap():
+    """A 16-rank group keeps 8 tails: ranks on the named nodes first, then ranks that exited
+    non-zero, then the rest in rank order; never every rank 'first' (which orders nothing)."""
+    pods = []
+    for i in range(16):
+        pod = _rank(f"w-{i}", i)
+        pod["spec"] = {**pod.get("spec", {}), "nodeName": f"node-{i:02d}", "containers": [{"name": "rank"}]}
+        code = 3 if i == 14 else 0
+        pod["status"] = {"containerStatuses": [{"name": "rank", "state": {"terminated": {"exitCode": code}}}]}
+        pods.append(pod)
+    kept = [p["metadata"]["name"] for p in ws.log_pods(pods, 8, first={"node-12"})]
+    assert kept[:2] == ["w-12", "w-14"] and kept[2:] == ["w-0", "w-1", "w-2", "w-3", "w-4", "w-5"]
