@@ -46,7 +46,7 @@ echo $! >"$STATE/controller.pid"
 
 say "Running the Certification (examples/demo-certification.yaml)"
 set +e
-"$NVCRECTL" certification run --cert-file examples/demo-certification.yaml --wait \
+"$NVCRECTL" certification run --cert-file examples/demo-certification.yaml --wait --grant-run-access \
   --results-file "$OUT/demo-report.json" --html-file "$OUT/demo-report.html" | tee "$STATE/run.txt"
 rc=${PIPESTATUS[0]}
 set -e
