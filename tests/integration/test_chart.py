@@ -205,3 +205,30 @@ def test_package_push_and_pull_from_an_oci_registry(helm, repo_root, oci_registr
     assert kinds.count("CustomResourceDefinition") == _chart_crd_count(repo_root) and "Deployment" in kinds
     missing = helm("show", "chart", f"oci://{oci_registry}/charts/absent", "--plain-http", check=False)
     assert missing.returncode != 0
+
+
+@pytest.fixture
+def deployment_template(helm, repo_root):
+    """``helm template`` of the chart's Deployment with extra arguments (unchecked: some must fail)."""
+    return lambda *args: helm("template", "nvcre", repo_root / CHART, "-s", "templates/deployment.yaml", *args, check=False)
+
+
+@pytest.mark.parametrize("key", ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component"])
+def test_a_pod_label_equal_to_a_selector_label_fails_the_render(deployment_template, key):
+    """It would render a duplicate key into the pod template's labels (or move it off the selector)."""
+    result = deployment_template("--set-json", f'controller.podLabels={{"team": "gpu", "{key}": "other"}}')
+    assert result.returncode != 0
+    assert f'controller.podLabels: "{key}" is one of the chart\'s selector labels' in result.stderr
+
+
+def test_other_pod_labels_and_reference_metrics_render(deployment_template):
+    result = deployment_template("--set-json", 'controller.podLabels={"team": "gpu", "app.kubernetes.io/part-of": "platform"}',
+                                 "--set", "metrics.referenceCompatible=true")
+    assert result.returncode == 0, result.stderr
+    deployment = yaml.safe_load(result.stdout)
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert labels.items() >= deployment["spec"]["selector"]["matchLabels"].items()
+    assert labels["team"] == "gpu" and labels["app.kubernetes.io/part-of"] == "platform"
+    assert "--reference-metrics" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    default = yaml.safe_load(deployment_template().stdout)
+    assert "--reference-metrics" not in default["spec"]["template"]["spec"]["containers"][0]["args"]

@@ -67,41 +67,6 @@ def test_top_level_is_closed_but_global_and_other_pod_labels_pass(schema, values
     jsonschema.validate(values, schema)
 
 
-@pytest.fixture(scope="module")
-def helm_template(repo_root):
-    """``helm template`` of the chart with extra arguments (the test bed's helm or one on PATH)."""
-    from nvcre.cli.setup import find_helm
-    from nvcre.errors import UserError
-
-    try:
-        helm = find_helm(None)
-    except UserError:
-        pytest.skip("no helm binary (make kube builds the test bed's)")
-    return lambda *args: subprocess.run([helm, "template", "nvcre", str(repo_root / "charts/nvcre"), "-s", "templates/deployment.yaml", *args],
-                                        capture_output=True, text=True, timeout=120)
-
-
-@pytest.mark.parametrize("key", ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component"])
-def test_a_pod_label_equal_to_a_selector_label_fails_the_render(helm_template, key):
-    """It would render a duplicate key into the pod template's labels (or move it off the selector)."""
-    result = helm_template("--set-json", f'controller.podLabels={{"team": "gpu", "{key}": "other"}}')
-    assert result.returncode != 0
-    assert f'controller.podLabels: "{key}" is one of the chart\'s selector labels' in result.stderr
-
-
-def test_other_pod_labels_and_reference_metrics_render(helm_template):
-    result = helm_template("--set-json", 'controller.podLabels={"team": "gpu", "app.kubernetes.io/part-of": "platform"}',
-                           "--set", "metrics.referenceCompatible=true")
-    assert result.returncode == 0, result.stderr
-    deployment = yaml.safe_load(result.stdout)
-    labels = deployment["spec"]["template"]["metadata"]["labels"]
-    assert labels.items() >= deployment["spec"]["selector"]["matchLabels"].items()
-    assert labels["team"] == "gpu" and labels["app.kubernetes.io/part-of"] == "platform"
-    assert "--reference-metrics" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
-    default = yaml.safe_load(helm_template().stdout)
-    assert "--reference-metrics" not in default["spec"]["template"]["spec"]["containers"][0]["args"]
-
-
 def test_every_value_is_in_the_schema(schema, values):
     """A value the schema does not know would pass unchecked (sections we own are closed)."""
 
