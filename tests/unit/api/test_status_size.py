@@ -37,38 +37,43 @@ def _bandwidth(points: int):
     return [{"sizeBytes": 8 << i, "algBwGBps": 473.44, "busBwGBps": 932.09, "samples": 9} for i in range(points)]
 
 
-def test_workflow_status_at_4096_nodes_all_failed():
+def _all_failed_body(*, warnings: list[dict] = (), orchestration: dict | None = None) -> dict:
+    """A 4096-node Workflow status in which every group failed: the worst case both size tests
+    start from (the second adds every warning at its cap)."""
     groups = [NODES[i : i + 8] for i in range(0, 4096, 8)]
-    status = WorkflowStatus.model_validate(
-        {
-            "conditions": _conditions(),
-            "phase": "Failed",
-            "summary": {"groups": "512/512", "iteration": "1/1"},
-            "failedNodeCount": 4096,
-            "failedNodesRef": {"kind": "ConfigMap", "name": "failed-nodes-0123abcd"},
-            "orchestration": {
-                "totalNodes": 4096, "nodesPerJob": 8, "totalGroups": 512, "currentIteration": 1,
-                "testScale": "full-scale", "detectedPlatform": "aws", "detectedGPUArchitecture": "gb300",
-                "groups": [
-                    {"name": f"group-{g}", "nodes": nodes, "phase": "Failed", "retries": 0,
-                     "jobRef": {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": f"cert-comm-nccl-group-{g}-iter-1"},
-                     "startTime": NOW, "completionTime": NOW, "bandwidth": _bandwidth(1), "transport": "IB"}
-                    for g, nodes in enumerate(groups)
-                ],
-            },
-            # Every node blamed once, a few hundred twice (a retry failing for another reason).
-            "failedNodes": [{"name": n, "reason": "WorkloadFailed"} for n in NODES]
-            + [{"name": n, "reason": "ThresholdViolation"} for n in NODES[:256]],
-            "failedGroups": [
-                {"name": f"group-{g}", "iteration": 1, "reason": "JobValidationFailed",
-                 "message": "Threshold \"busBandwidthGBps\" violated: measured 350.0000, expression: value >= 400",
-                 **({"failureLog": {"podName": "p", "nodeName": nodes[0], "exitCode": 1, "tail": "x" * 8192}} if g < 16 else {})}
+    return {
+        "conditions": _conditions() + list(warnings),
+        "phase": "Failed",
+        "summary": {"groups": "512/512", "iteration": "1/1"},
+        "failedNodeCount": 4096,
+        "failedNodesRef": {"kind": "ConfigMap", "name": "failed-nodes-0123abcd"},
+        "orchestration": {
+            "totalNodes": 4096, "nodesPerJob": 8, "totalGroups": 512, "currentIteration": 1,
+            "testScale": "full-scale", "detectedPlatform": "aws", "detectedGPUArchitecture": "gb300",
+            "groups": [
+                {"name": f"group-{g}", "nodes": nodes, "phase": "Failed", "retries": 0,
+                 "jobRef": {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": f"cert-comm-nccl-group-{g}-iter-1"},
+                 "startTime": NOW, "completionTime": NOW, "bandwidth": _bandwidth(1), "transport": "IB"}
                 for g, nodes in enumerate(groups)
             ],
-            "bandwidth": _bandwidth(33),
-            "transport": ["IB", "Socket"],
-        }
-    )
+            **(orchestration or {}),
+        },
+        # Every node blamed once, a few hundred twice (a retry failing for another reason).
+        "failedNodes": [{"name": n, "reason": "WorkloadFailed"} for n in NODES]
+        + [{"name": n, "reason": "ThresholdViolation"} for n in NODES[:256]],
+        "failedGroups": [
+            {"name": f"group-{g}", "iteration": 1, "reason": "JobValidationFailed",
+             "message": "Threshold \"busBandwidthGBps\" violated: measured 350.0000, expression: value >= 400",
+             **({"failureLog": {"podName": "p", "nodeName": nodes[0], "exitCode": 1, "tail": "x" * 8192}} if g < 16 else {})}
+            for g, nodes in enumerate(groups)
+        ],
+        "bandwidth": _bandwidth(33),
+        "transport": ["IB", "Socket"],
+    }
+
+
+def test_workflow_status_at_4096_nodes_all_failed():
+    status = WorkflowStatus.model_validate(_all_failed_body())
     size = _size(status)
     print(f"Workflow status, 4096 nodes all failed: {size} bytes ({size / LIMIT:.0%} of the limit)")
     assert size < WELL_UNDER
@@ -100,40 +105,13 @@ def test_workflow_status_at_4096_nodes_all_failed_with_every_warning():
     assert all(len(r["message"]) == 512 for r in regressions)
     warnings = [{"type": t, "status": "True", "reason": t, "message": "m" * 1024, "lastTransitionTime": NOW,
                  "observedGeneration": 1} for t in ("PerformanceOutlier", "Regression")]
-    status = WorkflowStatus.model_validate(
-        {
-            "conditions": _conditions() + warnings,
-            "phase": "Failed",
-            "summary": {"groups": "512/512", "iteration": "1/1"},
-            "failedNodeCount": 4096,
-            "failedNodesRef": {"kind": "ConfigMap", "name": "failed-nodes-0123abcd"},
-            "orchestration": {
-                "totalNodes": 4096, "nodesPerJob": 8, "totalGroups": 512, "currentIteration": 1,
-                "testScale": "full-scale", "detectedPlatform": "aws", "detectedGPUArchitecture": "gb300",
-                "groups": [
-                    {"name": f"group-{g}", "nodes": nodes, "phase": "Failed", "retries": 0,
-                     "jobRef": {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": f"cert-comm-nccl-group-{g}-iter-1"},
-                     "startTime": NOW, "completionTime": NOW, "bandwidth": _bandwidth(1), "transport": "IB"}
-                    for g, nodes in enumerate(groups)
-                ],
-                "judging": _judging_at_most(),
-                "performanceOutliers": outliers,
-                "outlierCheck": "o" * 512,
-                "ledger": "l" * 512,
-                "regressions": regressions,
-            },
-            "failedNodes": [{"name": n, "reason": "WorkloadFailed"} for n in NODES]
-            + [{"name": n, "reason": "ThresholdViolation"} for n in NODES[:256]],
-            "failedGroups": [
-                {"name": f"group-{g}", "iteration": 1, "reason": "JobValidationFailed",
-                 "message": "Threshold \"busBandwidthGBps\" violated: measured 350.0000, expression: value >= 400",
-                 **({"failureLog": {"podName": "p", "nodeName": nodes[0], "exitCode": 1, "tail": "x" * 8192}} if g < 16 else {})}
-                for g, nodes in enumerate(groups)
-            ],
-            "bandwidth": _bandwidth(33),
-            "transport": ["IB", "Socket"],
-        }
-    )
+    status = WorkflowStatus.model_validate(_all_failed_body(warnings=warnings, orchestration={
+        "judging": _judging_at_most(),
+        "performanceOutliers": outliers,
+        "outlierCheck": "o" * 512,
+        "ledger": "l" * 512,
+        "regressions": regressions,
+    }))
     size = _size(status)
     print(f"Workflow status, 4096 nodes all failed, every warning: {size} bytes ({size / LIMIT:.0%} of the limit)")
     assert size < WELL_UNDER
