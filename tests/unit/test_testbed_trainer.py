@@ -40,3 +40,16 @@ def test_webhooks_point_at_loopback_and_spare_pods_outside_jobsets():
             assert hook["objectSelector"]["matchExpressions"][0]["key"] == tb.JOBSET_LABEL
     trainer = {h["rules"][0]["resources"][0] for h in hooks if ":2222/" in h["clientConfig"]["url"]}
     assert trainer == {"trainjobs", "trainingruntimes", "clustertrainingruntimes"}
+
+
+def test_trainjob_defaulting_webhook_is_registered_as_upstream_ships_it():
+    """Trainer 2.2+ defaults TrainJobs (runtimePatches times) in a mutating webhook;
+    without it registered, the test bed would admit TrainJobs a real install changes."""
+    objects = tb.webhook_configurations("Q0E=", 1111, 2222)
+    mutating = [h for o in objects if o["kind"] == "MutatingWebhookConfiguration" for h in o["webhooks"]
+                if ":2222/" in h["clientConfig"]["url"]]
+    assert [h["name"] for h in mutating] == ["defaulter.trainjob.trainer.kubeflow.org"]
+    (hook,) = mutating
+    assert hook["clientConfig"]["url"] == "https://127.0.0.1:2222/mutate-trainer-kubeflow-org-v1alpha1-trainjob"
+    assert hook["rules"] == [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
+                              "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"]}]

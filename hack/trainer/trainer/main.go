@@ -28,8 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	configapi "github.com/kubeflow/trainer/v2/pkg/apis/config/v1alpha1"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/kubeflow/trainer/v2/pkg/config"
 	"github.com/kubeflow/trainer/v2/pkg/controller"
 	runtimecore "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	"github.com/kubeflow/trainer/v2/pkg/webhooks"
@@ -58,9 +61,22 @@ func main() {
 	utilruntime.Must(trainer.AddToScheme(scheme))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(scheme))
 	utilruntime.Must(schedulerpluginsv1alpha1.AddToScheme(scheme))
+	utilruntime.Must(volcanov1beta1.AddToScheme(scheme))
+	utilruntime.Must(configapi.AddToScheme(scheme))
+
+	// The runtimes read upstream's Configuration (defaults only here: no config file,
+	// no status server). Its serving options are not used: the manager below keeps
+	// every listener on the loopback addresses the test bed chose.
+	_, cfg, err := config.Load(scheme, "")
+	if err != nil {
+		log.Error(err, "unable to load the default configuration")
+		os.Exit(1)
+	}
+	restCfg := ctrl.GetConfigOrDie()
+	config.ApplyClientConnection(restCfg, &cfg)
 
 	http1Only := func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Client:                 client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
@@ -76,7 +92,7 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	runtimes, err := runtimecore.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer())
+	runtimes, err := runtimecore.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), &cfg)
 	if err != nil {
 		log.Error(err, "could not initialize runtimes")
 		os.Exit(1)

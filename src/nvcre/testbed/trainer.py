@@ -9,7 +9,8 @@ copies both projects' CRDs next to them, into a cache directory outside the chec
 (leader election off, metrics and health on free loopback ports, webhooks served on
 127.0.0.1 with a certificate the test bed's CA issues) and registers their admission
 webhooks with URL client configs, so the API server calls them exactly as in a real
-cluster: JobSet defaulting and validation, Trainer's TrainJob/TrainingRuntime checks.
+cluster: JobSet defaulting and validation, Trainer's TrainJob defaulting and
+TrainJob/TrainingRuntime checks.
 :meth:`KubeflowTrainer.stop` removes the webhook configurations first (a webhook whose
 server is gone would fail every JobSet pod's admission), then the CRDs if it installed
 them, then stops the processes; nothing is left running.
@@ -45,7 +46,7 @@ CRD_NAMES = (
 )
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 WEBHOOK_NAMES = {
-    "MutatingWebhookConfiguration": ("nvcre-testbed-jobset-mutating",),
+    "MutatingWebhookConfiguration": ("nvcre-testbed-jobset-mutating", "nvcre-testbed-trainer-mutating"),
     "ValidatingWebhookConfiguration": ("nvcre-testbed-jobset-validating", "nvcre-testbed-trainer-validating"),
 }
 
@@ -303,11 +304,11 @@ def webhook_configurations(ca_bundle: str, jobset_port: int, trainer_port: int) 
     jobset_api = {"group": "jobset.x-k8s.io", "version": "v1alpha2", "resource": "jobsets"}
     pods = {"group": "", "version": "v1", "resource": "pods", "pods_of_jobsets": True}
     trainer = {"group": "trainer.kubeflow.org", "version": "v1alpha1"}
-    mutating, (validating_js, validating_tr) = (
-        WEBHOOK_NAMES["MutatingWebhookConfiguration"][0], WEBHOOK_NAMES["ValidatingWebhookConfiguration"])
+    (mutating_js, mutating_tr), (validating_js, validating_tr) = (
+        WEBHOOK_NAMES["MutatingWebhookConfiguration"], WEBHOOK_NAMES["ValidatingWebhookConfiguration"])
     return [
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-         "metadata": {"name": mutating},
+         "metadata": {"name": mutating_js},
          "webhooks": [
              _hook("mjobset.kb.io", f"{js}/mutate-jobset-x-k8s-io-v1alpha2-jobset", ca_bundle,
                    operations=("CREATE",), **jobset_api),
@@ -319,6 +320,14 @@ def webhook_configurations(ca_bundle: str, jobset_port: int, trainer_port: int) 
              _hook("vjobset.kb.io", f"{js}/validate-jobset-x-k8s-io-v1alpha2-jobset", ca_bundle,
                    operations=ops, **jobset_api),
              _hook("vpod.kb.io", f"{js}/validate--v1-pod", ca_bundle, operations=("CREATE",), **pods),
+         ]},
+        # Trainer 2.2 and later (not 2.0) default TrainJobs in a mutating webhook (runtimePatches times).
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+         "metadata": {"name": mutating_tr},
+         "webhooks": [
+             _hook("defaulter.trainjob.trainer.kubeflow.org",
+                   f"{tr}/mutate-trainer-kubeflow-org-v1alpha1-trainjob", ca_bundle,
+                   operations=ops, resource="trainjobs", **trainer),
          ]},
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
          "metadata": {"name": validating_tr},
