@@ -67,7 +67,7 @@ if fresh; then
     exit 0
 fi
 
-command -v go >/dev/null || { log "error: go is not installed; install Go >= 1.24 or set NVCRE_TRAINER_DIR"; exit 2; }
+command -v go >/dev/null || { log "error: go is not installed; install Go >= 1.26 (Trainer v2.3.0 needs it) or set NVCRE_TRAINER_DIR"; exit 2; }
 
 lock_set "$SET_DIR"
 if fresh; then

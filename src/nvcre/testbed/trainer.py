@@ -104,7 +104,7 @@ def find_trainer_set() -> Path:
     raise TrainerMissing(
         "the Kubeflow Trainer test-bed set (trainer-controller-manager, jobset-controller-manager "
         f"and their CRDs) is not built: run `make trainer` (builds it once into {directory}, "
-        f"about 5 minutes cold on 2 cores) or set {ENV_VAR} to a built set"
+        f"5 to 13 minutes cold on 2 cores, by load) or set {ENV_VAR} to a built set"
     )
 
 
@@ -227,7 +227,10 @@ class KubeflowTrainer:
             "internalCertManagement": {"enable": False},
             "webhook": {"host": "127.0.0.1", "port": self.ports["jobset_webhook"], "certDir": str(certs)},
             "health": {"healthProbeBindAddress": f"127.0.0.1:{self.ports['jobset_health']}"},
-            "metrics": {"bindAddress": f"127.0.0.1:{self.ports['jobset_metrics']}"},
+            # JobSet >= 0.11 reads its metrics certificate from a fixed /tmp path shared
+            # by every run on the machine unless one is named (self-signed if absent):
+            # name the test bed's own loopback pair.
+            "metrics": {"bindAddress": f"127.0.0.1:{self.ports['jobset_metrics']}", "certDir": str(certs)},
         }
         path = self.workdir / "jobset-config.yaml"
         path.write_text(yaml.safe_dump(config))

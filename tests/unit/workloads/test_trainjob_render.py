@@ -1,5 +1,6 @@
 """trainjob adapter shapes that the real JobSet and Trainer admission webhooks insist on
-(found by running the adapter against Trainer v2.0.0 and JobSet v0.8.2 on the test bed)."""
+(found by running the adapter against Trainer v2.0.0 and JobSet v0.8.2 on the test bed;
+still what Trainer v2.3.0 and JobSet v0.12.0 admit)."""
 
 from __future__ import annotations
 
