@@ -21,6 +21,7 @@ from nvcre.controller import conditions as c
 from nvcre.controller import workflow_core as core
 from nvcre.controller import workload_state as ws
 from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.job_step import JobFacts, decide_job_step, stall_check_due
 from nvcre.controller.decide.restart import decide_restart
 from nvcre.controller.decide.workflow_pass import Finished, WorkflowPass, apply_workflow_pass, retryable
 from nvcre.controller.job import stall_verdict
@@ -35,6 +36,27 @@ def _job_end(data: dict) -> dict:
     end = decide_end(phase, data["objects"], data["pods"], now=parse_time(data["now"]), label=data.get("label", "workload"))
     return {"workload_phase": phase.phase, "wait": end.wait, "phase": end.phase, "reason": end.reason,
             "message": end.message, "blame_group": end.blame_group}
+
+
+def _job_step(data: dict) -> dict:
+    """The reconciler's gather (phase, unschedulable message, clocks) on the case's objects and pods, then the step."""
+    objects, pods = data.get("objects") or [], data.get("pods") or []
+    phase = ws.workload_phase(objects, pods)
+    blocked = ws.unschedulable_message(pods) if phase.phase in (ws.PENDING, ws.RUNNING) else None
+    now = parse_time(data["now"])
+    clocks = clock.advance(data.get("status") or {}, now=now, running=phase.phase == ws.RUNNING, unschedulable=blocked,
+                           grace_seconds=data.get("grace_seconds", 300), timeout_seconds=data.get("timeout_seconds"))
+    gone = data.get("gone") or []
+    due = stall_check_due(phase, blocked, gone, clocks)
+    facts = JobFacts(phase, objects, pods, data.get("label", "workload"), blocked, gone, clocks, now,
+                     data.get("startup_grace_seconds", 300), data.get("stalled") if due else None)
+    step = decide_job_step(facts)
+    t = step.terminal
+    return {"workload_phase": phase.phase, "blocked_message": clocks.blocked_message, "stall_check_due": due,
+            "action": step.action, "wait_seconds": step.wait_seconds, "try_restart": step.try_restart,
+            "failure_log": step.failure_log, "failure_log_fixed": step.failure_log_fixed,
+            "read_measurements": step.read_measurements, "blame": list(step.blame),
+            "terminal": {"phase": t.phase, "reason": t.reason, "message": t.message, "blame_group": t.blame_group} if t else None}
 
 
 def _workflow_pass(data: dict) -> dict:
@@ -97,6 +119,7 @@ def _retry(data: dict) -> dict:
 
 DECISIONS = {
     "job_end": _job_end,
+    "job_step": _job_step,
     "workflow_pass": _workflow_pass,
     "clock": _clock,
     "isolation_start": _isolation_start,
