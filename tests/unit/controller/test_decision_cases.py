@@ -20,6 +20,7 @@ from nvcre.controller import clock, isolation
 from nvcre.controller import conditions as c
 from nvcre.controller import workflow_core as core
 from nvcre.controller import workload_state as ws
+from nvcre.controller.decide import certification as cert_decide
 from nvcre.controller.decide.job_end import decide_end
 from nvcre.controller.decide.job_step import JobFacts, decide_job_step, stall_check_due
 from nvcre.controller.decide.restart import decide_restart
@@ -57,6 +58,31 @@ def _job_step(data: dict) -> dict:
             "failure_log": step.failure_log, "failure_log_fixed": step.failure_log_fixed,
             "read_measurements": step.read_measurements, "blame": list(step.blame),
             "terminal": {"phase": t.phase, "reason": t.reason, "message": t.message, "blame_group": t.blame_group} if t else None}
+
+
+def _certification(data: dict) -> dict:
+    """``decide_advance`` on the status and the running category's Workflow, then the step applied
+    to a copy; ``replay: true`` applies it a second time (a write retried after a 409 conflict)."""
+    obj = {"metadata": {"name": "cert", "namespace": "ns", "generation": 1}, "status": copy.deepcopy(data["status"])}
+    step = cert_decide.decide_advance(obj["status"], data.get("workflow"))
+
+    def apply() -> bool:
+        if step.action == cert_decide.MARK:
+            return cert_decide.apply_category(obj, step.index, step.status, workflow=data.get("workflow"), reason=None,
+                                              message=step.message, now_text=data["now_text"], label=data["label"])
+        if step.action == cert_decide.MIRROR:
+            return cert_decide.apply_mirror(obj, step.index, step.detail)
+        return cert_decide.apply_final(obj) if step.action == cert_decide.FINALIZE else False
+
+    changed = apply()
+    out = {"action": step.action, "index": step.index, "category_status": step.status, "message": step.message,
+           "detail": step.detail, "changed": changed, "status": obj["status"]}
+    if data.get("replay"):
+        out["replayed"] = apply()
+    conds = obj["status"].get("conditions")
+    phase = c.phase_of(conds)
+    out["verdict"] = {"phase": phase, "reason": c.reason_of(conds, phase), "message": c.message_of(conds, phase)} if phase else {}
+    return out
 
 
 def _workflow_pass(data: dict) -> dict:
@@ -119,6 +145,7 @@ def _retry(data: dict) -> dict:
 
 DECISIONS = {
     "job_end": _job_end,
+    "certification": _certification,
     "job_step": _job_step,
     "workflow_pass": _workflow_pass,
     "clock": _clock,
