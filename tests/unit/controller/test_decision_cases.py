@@ -24,7 +24,13 @@ from nvcre.controller.decide import certification as cert_decide
 from nvcre.controller.decide.job_end import decide_end
 from nvcre.controller.decide.job_step import JobFacts, decide_job_step, stall_check_due
 from nvcre.controller.decide.restart import decide_restart
-from nvcre.controller.decide.workflow_pass import Finished, WorkflowPass, apply_workflow_pass, retryable
+from nvcre.controller.decide.workflow_pass import (
+    Finished,
+    WorkflowPass,
+    apply_isolation_end,
+    apply_workflow_pass,
+    retryable,
+)
 from nvcre.controller.job import stall_verdict
 from nvcre.measure.logprofile import default_log_profiles
 from nvcre.timefmt import parse_time
@@ -115,6 +121,16 @@ def _isolation_start(data: dict) -> dict:
 
 
 def _isolation_end(data: dict) -> dict:
+    if data.get("workflow_verdict"):  # the reconciler's write: fold and decide, then a replay after a 409
+        wf = {"metadata": {"name": "wf", "generation": 1}, "spec": {"orchestration": {"iterations": 1}},
+              "status": copy.deepcopy(data["status"])}
+        end = apply_isolation_end(wf, data.get("child"), data.get("note", ""), "2026-11-30T00:00:00Z")
+        conds = wf["status"].get("conditions")
+        phase = c.phase_of(conds)
+        return {"summary": end.summary if end else None, "isolation_phase": end.phase if end else None,
+                "status": wf["status"], "verdict": {"phase": phase, "reason": c.reason_of(conds, phase),
+                                                    "message": c.message_of(conds, phase)},
+                "replayed": apply_isolation_end(wf, data.get("child"), data.get("note", ""), "2026-11-30T00:00:00Z")}
     st = copy.deepcopy(data["status"])
     summary = isolation.fold(st, data.get("child"), data.get("note", ""))
     return {"summary": summary, "status": st}
