@@ -20,6 +20,7 @@ from nvcre.controller import report_export
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
 from nvcre.controller.decide import certification as D
+from nvcre.controller.views import certification_status
 from nvcre.controller.decide.certification import MAX_CERT_FAILED_NODES  # noqa: F401 - re-exported
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
@@ -134,7 +135,7 @@ def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: st
 
 def _advance(ctx: Context, cert: dict) -> float | None:
     """Gather the running category's Workflow, decide (``decide_advance``), enact."""
-    st = cert.get("status") or {}
+    st = certification_status(cert)
     index = D.current_index(st)
     workflow = None
     if index is not None and st["categoryStatuses"][index].get("status") != "Pending":

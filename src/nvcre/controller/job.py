@@ -43,6 +43,7 @@ from nvcre.controller.measurements import (
     read_goodput,
     training_logs,
 )
+from nvcre.controller.views import job_status
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 from nvcre.workloads.mpi import with_generated_keys
@@ -258,7 +259,7 @@ def _gather(ctx: Context, job: dict, desired: list[dict]) -> Observation:
 def _facts(ctx: Context, job: dict, obs: Observation, grace: float, timeout: float | None) -> JobFacts:
     """The pure part of the gathered state, with the clocks advanced and the stall read when due."""
     now = ctx.now()
-    clocks = clock.advance(job.get("status") or {}, now=now, running=obs.phase.phase == ws.RUNNING,
+    clocks = clock.advance(job_status(job), now=now, running=obs.phase.phase == ws.RUNNING,
                            unschedulable=obs.blocked, grace_seconds=grace, timeout_seconds=timeout)
     stalled = _stalled(ctx, job, obs.pods) if stall_check_due(obs.phase, obs.blocked, obs.gone, clocks) else None
     return JobFacts(obs.phase, obs.objects, obs.pods, obs.label, obs.blocked, obs.gone, clocks, now,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from nvcre.controller import conditions as c
 from nvcre.controller import judging
 from nvcre.controller.conditions import CertificationReason as R
+from nvcre.controller.views import CertificationStatusView, workflow_status
 from nvcre.objpath import dig
 
 MAX_CERT_FAILED_NODES = 2048  # names + reasons only; messages stay on the Workflows
@@ -35,13 +36,13 @@ class CertificationStep:
     detail: str | None = None
 
 
-def current_index(status: dict) -> int | None:
+def current_index(status: CertificationStatusView) -> int | None:
     """The first category that has not ended (None: all have)."""
     entries = status.get("categoryStatuses") or []
     return next((i for i, e in enumerate(entries) if e.get("status") not in DONE), None)
 
 
-def decide_advance(status: dict, workflow: dict | None) -> CertificationStep:
+def decide_advance(status: CertificationStatusView, workflow: dict | None) -> CertificationStep:
     """The next step for a started Certification; ``workflow``: the running category's, as read."""
     index = current_index(status)
     if index is None:
@@ -52,7 +53,7 @@ def decide_advance(status: dict, workflow: dict | None) -> CertificationStep:
     if workflow is None:
         return CertificationStep(MARK, index, "Failed",
                                  f"Workflow for category {entry['domain']}/{entry['variant']} not found")
-    conds = dig(workflow, "status", "conditions") or []
+    conds = workflow_status(workflow).get("conditions") or []
     if c.is_true(conds, c.FAILED):
         return CertificationStep(MARK, index, "Failed", c.message_of(conds, c.FAILED))
     if c.is_true(conds, c.SUCCEEDED):
@@ -117,7 +118,7 @@ def seed_status(o: dict, categories: list[dict], resolved: list, workflow: dict,
 
 def fold_finished(ost: dict, cur: dict, workflow: dict | None, status: str, message: str, now_text: str) -> None:
     """A category's Workflow ended: its results into the category entry and the Certification."""
-    wst = dig(workflow, "status") or {}
+    wst = workflow_status(workflow)
     cur["completionTime"] = now_text
     cur.pop("statusDetail", None)
     for key in ("succeededNodesRef", "failedNodesRef"):  # the node-result ConfigMaps
