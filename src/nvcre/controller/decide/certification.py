@@ -16,7 +16,6 @@ from nvcre.controller import conditions as c
 from nvcre.controller import judging
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.views import CertificationStatusView, workflow_status
-from nvcre.objpath import dig
 
 MAX_CERT_FAILED_NODES = 2048  # names + reasons only; messages stay on the Workflows
 FINALIZE, START, MARK, MIRROR = "finalize", "start", "mark", "mirror"
