@@ -31,7 +31,7 @@ from nvcre.controller.decide.workflow_pass import (
     apply_workflow_pass,
     retryable,
 )
-from nvcre.controller.job import stall_verdict
+from nvcre.controller.reconcilers.job import stall_verdict
 from nvcre.measure.logprofile import default_log_profiles
 from nvcre.timefmt import parse_time
 

@@ -18,7 +18,7 @@ from nvcre.controller import isolation
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.decide.job_pass import blamed_nodes
-from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.api.common import GROUP_VERSION as NVCRE_API_VERSION  # the schema's name for it: decisions import no kube
 from nvcre.objpath import dig
 
 MAX_FAILED_GROUPS = 128  # keep status small: the first failed groups, all failed nodes

@@ -16,7 +16,7 @@ from nvcre.controller import compose
 from nvcre.controller import conditions as c
 from nvcre.controller import ledger
 from nvcre.controller import labels as L
-from nvcre.controller import report_export
+from nvcre.controller.reconcilers import report_export
 from nvcre.controller.conditions import CertificationReason as R
 from nvcre.controller.context import Context, parse_time, write_status
 from nvcre.controller.decide import certification as D
