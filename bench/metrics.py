@@ -20,7 +20,7 @@ from prometheus_client import generate_latest
 
 from nvcre.controller import conditions as c
 from nvcre.controller.ledger_metrics import STAGE_LABELS
-from nvcre.controller.metrics import ControllerMetrics
+from nvcre.controller.runtime.metrics import ControllerMetrics
 
 NODES = 4096
 GROUP = 8

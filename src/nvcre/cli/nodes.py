@@ -109,7 +109,7 @@ def nodes(
 ) -> None:
     """List the node readiness ledger: the stage each node cleared and what it last measured."""
     import yaml
-    from nvcre.controller.ledger import ledger_namespace
+    from nvcre.controller.runtime.namespaces import ledger_namespace
 
     check_format(output, LIST_FORMATS)
     select_rows([], stage=stage, result=result)  # bad filters fail before any request

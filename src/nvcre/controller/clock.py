@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvcre.controller.context import format_time, parse_time
+from nvcre.timefmt import format_time, parse_time
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre.controller import testhooks
-from nvcre.controller.cache import WatchCache
-from nvcre.controller.events import EventSink
+from nvcre.controller.runtime.cache import WatchCache
+from nvcre.controller.runtime.events import EventSink
 from nvcre.controller.logs import log_transition
-from nvcre.controller.metrics import ControllerMetrics
+from nvcre.controller.runtime.metrics import ControllerMetrics
 from nvcre.kube.client import KubeClient
 from nvcre.timefmt import format_time, parse_duration, parse_time
 from nvcre.objpath import dig

@@ -1,7 +1,7 @@
 """Reads every reconciler shares: from the watch cache once it has synced, live before.
 
 A reconcile pass never lists: pods, batch Jobs, Nodes and our own Jobs come from the
-cache (``nvcre.controller.cache``); only until a kind's first complete list has arrived
+cache (``nvcre.controller.runtime.cache``); only until a kind's first complete list has arrived
 (start-up, or a unit test without watches) do these fall back to a live read.
 """
 

@@ -17,13 +17,13 @@ judged), the rest NotJudged with why. Regressions use the category's
 from __future__ import annotations
 
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 from nvcre.controller import conditions as c
 from nvcre.controller import isolation
 from nvcre.controller import labels as L
 from nvcre.controller.context import Context
+from nvcre.controller.runtime.namespaces import DEFAULT_NAMESPACE, ledger_namespace  # noqa: F401 - ledger.ledger_namespace stays
 from nvcre.controller.gather import all_gpu_nodes
 from nvcre.controller.judging import REGRESSION_MARGIN_ANNOTATION, judging_of
 from nvcre.judge import ledger as J
@@ -34,15 +34,9 @@ from nvcre.objpath import dig
 log = logging.getLogger(__name__)
 
 KIND = "NodeReadiness"
-DEFAULT_NAMESPACE = "nvcre-system"
 REGRESSION = "Regression"
 MAX_REGRESSIONS = MAX_STATUS_REGRESSIONS  # in the Workflow status; the condition gives the count
 WRITERS = 8
-
-
-def ledger_namespace() -> str:
-    """The controller's namespace: NVCRE_LEDGER_NAMESPACE, else POD_NAMESPACE (the chart sets it)."""
-    return os.environ.get("NVCRE_LEDGER_NAMESPACE") or os.environ.get("POD_NAMESPACE") or DEFAULT_NAMESPACE
 
 
 def applies(wf: dict) -> bool:

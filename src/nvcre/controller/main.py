@@ -6,16 +6,16 @@ import logging
 import threading
 
 from nvcre.controller import testhooks
-from nvcre.controller.cache import WatchCache
-from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.runtime.cache import WatchCache
+from nvcre.controller.reconcilers.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.job import reconcile_job
-from nvcre.controller.metrics import ControllerMetrics
+from nvcre.controller.reconcilers.job import reconcile_job
+from nvcre.controller.runtime.metrics import ControllerMetrics
 from nvcre.controller.measurement import reconcile_bandwidth, reconcile_goodput
-from nvcre.controller.operator import Controller, run
-from nvcre.controller.report_export import ReportExporter
-from nvcre.controller.workflow import reconcile_workflow
-from nvcre.controller.workloadrun import reconcile_workloadrun
+from nvcre.controller.runtime.operator import Controller, run
+from nvcre.controller.reconcilers.report_export import ReportExporter, exports_of_source
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.workloadrun import reconcile_workloadrun
 from nvcre.kube.client import KubeClient
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def build(kubeconfig: str | None = None, settings: Settings | None = None) -> Co
     ctx.metrics.count_requests(kube)
     reconcilers = dict(RECONCILERS)
     reconcilers["ReportExport"] = ReportExporter(ctx.settings.controller_namespace).reconcile
-    return Controller(ctx, reconcilers)
+    return Controller(ctx, reconcilers, followers={"Certification": exports_of_source})
 
 
 def serve(

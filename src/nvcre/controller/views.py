@@ -95,6 +95,40 @@ class WorkflowStatusView(TypedDict, total=False):
     succeededNodesRef: dict[str, str]
 
 
+class CategoryView(TypedDict, total=False):
+    domain: str
+    variant: str
+    status: str
+    workflowRef: dict[str, str]
+    succeededNodesRef: dict[str, str]
+    failedNodesRef: dict[str, str]
+    startTime: str
+    completionTime: str
+    testScale: str
+    nodesPerJob: int
+    jobs: int
+    failedNodeCount: int
+    validationFailed: bool
+    message: str
+    statusDetail: str
+
+
+class CertificationStatusView(TypedDict, total=False):
+    conditions: list[Condition]
+    phase: str
+    summary: dict[str, Any]
+    platform: str
+    gpuArchitecture: str
+    totalNodes: int
+    excludedNodes: list[dict[str, str]]
+    categoryStatuses: list[CategoryView]
+    failedNodes: list[FailedNode]
+
+
+def certification_status(cert: dict | None) -> CertificationStatusView:
+    return cast(CertificationStatusView, dig(cert, "status") or {})
+
+
 def job_status(job: dict | None) -> JobStatusView:
     """The Job's status as a view (an empty one when absent); the same dict, not a copy."""
     return cast(JobStatusView, dig(job, "status") or {})

@@ -7,9 +7,9 @@ import pytest
 
 from nvcre.controller import capable
 from nvcre.controller import conditions as c
-from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.reconcilers.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
 from nvcre.report.build import RunObjects, build_report
 from nvcre.report.text import render_text
 from nvcre.sim.fleet import FleetSpec, build_fleet

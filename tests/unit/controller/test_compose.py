@@ -4,7 +4,7 @@ import pytest
 
 from nvcre.controller import compose, group_job, labels as L
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.job import desired_workload
+from nvcre.controller.reconcilers.job import desired_workload
 from nvcre.controller.measurements import read_bandwidth
 
 CERT = {

@@ -1,5 +1,5 @@
 from nvcre.controller import conditions as c
-from nvcre.controller.events import due_events, event_note
+from nvcre.controller.runtime.events import due_events, event_note
 
 
 def test_set_phase_is_exclusive_and_idempotent():

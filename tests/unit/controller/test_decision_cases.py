@@ -20,10 +20,18 @@ from nvcre.controller import clock, isolation
 from nvcre.controller import conditions as c
 from nvcre.controller import workflow_core as core
 from nvcre.controller import workload_state as ws
+from nvcre.controller.decide import certification as cert_decide
 from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.job_step import JobFacts, decide_job_step, stall_check_due
 from nvcre.controller.decide.restart import decide_restart
-from nvcre.controller.decide.workflow_pass import Finished, WorkflowPass, apply_workflow_pass, retryable
-from nvcre.controller.job import stall_verdict
+from nvcre.controller.decide.workflow_pass import (
+    Finished,
+    WorkflowPass,
+    apply_isolation_end,
+    apply_workflow_pass,
+    retryable,
+)
+from nvcre.controller.reconcilers.job import stall_verdict
 from nvcre.measure.logprofile import default_log_profiles
 from nvcre.timefmt import parse_time
 
@@ -35,6 +43,52 @@ def _job_end(data: dict) -> dict:
     end = decide_end(phase, data["objects"], data["pods"], now=parse_time(data["now"]), label=data.get("label", "workload"))
     return {"workload_phase": phase.phase, "wait": end.wait, "phase": end.phase, "reason": end.reason,
             "message": end.message, "blame_group": end.blame_group}
+
+
+def _job_step(data: dict) -> dict:
+    """The reconciler's gather (phase, unschedulable message, clocks) on the case's objects and pods, then the step."""
+    objects, pods = data.get("objects") or [], data.get("pods") or []
+    phase = ws.workload_phase(objects, pods)
+    blocked = ws.unschedulable_message(pods) if phase.phase in (ws.PENDING, ws.RUNNING) else None
+    now = parse_time(data["now"])
+    clocks = clock.advance(data.get("status") or {}, now=now, running=phase.phase == ws.RUNNING, unschedulable=blocked,
+                           grace_seconds=data.get("grace_seconds", 300), timeout_seconds=data.get("timeout_seconds"))
+    gone = data.get("gone") or []
+    due = stall_check_due(phase, blocked, gone, clocks)
+    facts = JobFacts(phase, objects, pods, data.get("label", "workload"), blocked, gone, clocks, now,
+                     data.get("startup_grace_seconds", 300), data.get("stalled") if due else None)
+    step = decide_job_step(facts)
+    t = step.terminal
+    return {"workload_phase": phase.phase, "blocked_message": clocks.blocked_message, "stall_check_due": due,
+            "action": step.action, "wait_seconds": step.wait_seconds, "try_restart": step.try_restart,
+            "failure_log": step.failure_log, "failure_log_fixed": step.failure_log_fixed,
+            "read_measurements": step.read_measurements, "blame": list(step.blame),
+            "terminal": {"phase": t.phase, "reason": t.reason, "message": t.message, "blame_group": t.blame_group} if t else None}
+
+
+def _certification(data: dict) -> dict:
+    """``decide_advance`` on the status and the running category's Workflow, then the step applied
+    to a copy; ``replay: true`` applies it a second time (a write retried after a 409 conflict)."""
+    obj = {"metadata": {"name": "cert", "namespace": "ns", "generation": 1}, "status": copy.deepcopy(data["status"])}
+    step = cert_decide.decide_advance(obj["status"], data.get("workflow"))
+
+    def apply() -> bool:
+        if step.action == cert_decide.MARK:
+            return cert_decide.apply_category(obj, step.index, step.status, workflow=data.get("workflow"), reason=None,
+                                              message=step.message, now_text=data["now_text"], label=data["label"])
+        if step.action == cert_decide.MIRROR:
+            return cert_decide.apply_mirror(obj, step.index, step.detail)
+        return cert_decide.apply_final(obj) if step.action == cert_decide.FINALIZE else False
+
+    changed = apply()
+    out = {"action": step.action, "index": step.index, "category_status": step.status, "message": step.message,
+           "detail": step.detail, "changed": changed, "status": obj["status"]}
+    if data.get("replay"):
+        out["replayed"] = apply()
+    conds = obj["status"].get("conditions")
+    phase = c.phase_of(conds)
+    out["verdict"] = {"phase": phase, "reason": c.reason_of(conds, phase), "message": c.message_of(conds, phase)} if phase else {}
+    return out
 
 
 def _workflow_pass(data: dict) -> dict:
@@ -67,6 +121,16 @@ def _isolation_start(data: dict) -> dict:
 
 
 def _isolation_end(data: dict) -> dict:
+    if data.get("workflow_verdict"):  # the reconciler's write: fold and decide, then a replay after a 409
+        wf = {"metadata": {"name": "wf", "generation": 1}, "spec": {"orchestration": {"iterations": 1}},
+              "status": copy.deepcopy(data["status"])}
+        end = apply_isolation_end(wf, data.get("child"), data.get("note", ""), "2026-11-30T00:00:00Z")
+        conds = wf["status"].get("conditions")
+        phase = c.phase_of(conds)
+        return {"summary": end.summary if end else None, "isolation_phase": end.phase if end else None,
+                "status": wf["status"], "verdict": {"phase": phase, "reason": c.reason_of(conds, phase),
+                                                    "message": c.message_of(conds, phase)},
+                "replayed": apply_isolation_end(wf, data.get("child"), data.get("note", ""), "2026-11-30T00:00:00Z")}
     st = copy.deepcopy(data["status"])
     summary = isolation.fold(st, data.get("child"), data.get("note", ""))
     return {"summary": summary, "status": st}
@@ -97,6 +161,8 @@ def _retry(data: dict) -> dict:
 
 DECISIONS = {
     "job_end": _job_end,
+    "certification": _certification,
+    "job_step": _job_step,
     "workflow_pass": _workflow_pass,
     "clock": _clock,
     "isolation_start": _isolation_start,

@@ -10,7 +10,7 @@ from test_reconcilers import FakeKube  # noqa: E402  (same directory)
 from nvcre.controller import conditions as c
 from nvcre.controller import faults
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.job import reconcile_job
+from nvcre.controller.reconcilers.job import reconcile_job
 from nvcre.sim.fleet import FleetSpec, build_fleet
 
 API = "nvcre.nvidia.com/v1alpha1"

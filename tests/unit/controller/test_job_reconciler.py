@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from nvcre.controller import conditions as c
-from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.reconcilers.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings, format_time
-from nvcre.controller.job import reconcile_job
-from nvcre.controller.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.job import reconcile_job
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
 from nvcre.sim.fleet import FleetSpec, build_fleet
 
 from fake_kube import FakeKube

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from kubernetes.client import Configuration
 
-from nvcre.controller.cache import WatchCache
+from nvcre.controller.runtime.cache import WatchCache
 from nvcre.kube.client import ApiError, KubeClient, TransportError
 from nvcre.kube.watch import Reflector, WatchSpec
 

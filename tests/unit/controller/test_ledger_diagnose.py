@@ -10,7 +10,8 @@ import copy
 
 from fake_kube import FakeKube
 
-from nvcre.controller import compose, ledger as W
+from nvcre.controller import compose
+from nvcre.controller import ledger as W
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller.context import Context, Settings, format_time

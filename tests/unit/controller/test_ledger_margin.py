@@ -7,7 +7,8 @@ import copy
 
 import pytest
 
-from nvcre.controller import compose, ledger as W
+from nvcre.controller import compose
+from nvcre.controller import ledger as W
 from nvcre.controller.context import Context, Settings
 from nvcre.controller.judging import REGRESSION_MARGIN_ANNOTATION
 from nvcre.judge import ledger as J

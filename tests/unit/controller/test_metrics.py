@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from nvcre.controller import conditions as c
 from nvcre.controller.context import Context
-from nvcre.controller.metrics import OTHER_NODES, ControllerMetrics
-from nvcre.controller.operator import Controller
+from nvcre.controller.runtime.metrics import OTHER_NODES, ControllerMetrics
+from nvcre.controller.runtime.operator import Controller
 
 WF = {"nvcre.nvidia.com/workflow": "wf"}
 # A name says its unit as the last word(s) or counts things (Prometheus naming guide).
@@ -125,7 +125,7 @@ def test_scraped_endpoint_follows_prometheus_conventions():
     controller = Controller(ctx, {"Certification": ok, "Job": flaky})
     stop = threading.Event()
     controller.stop = stop
-    from nvcre.controller.queue import run_workers
+    from nvcre.controller.runtime.queue import run_workers
 
     run_workers(controller.queue, controller.handle, count=2, stop=stop)
     controller.queue.add(("Certification", "ns", "cert"))

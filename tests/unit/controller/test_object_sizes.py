@@ -19,10 +19,10 @@ from nvcre.api.job import JobStatus
 from nvcre.api.workflow import WorkflowStatus
 from nvcre.controller import conditions as c
 from nvcre.controller import node_results
-from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.reconcilers.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings, format_time
-from nvcre.controller.job import reconcile_job
-from nvcre.controller.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.job import reconcile_job
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
 from nvcre.sim.fleet import FleetSpec, build_fleet
 
 from fake_kube import FakeKube

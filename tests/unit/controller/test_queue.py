@@ -1,7 +1,7 @@
 import threading
 import time
 
-from nvcre.controller.queue import WorkQueue, run_workers
+from nvcre.controller.runtime.queue import WorkQueue, run_workers
 
 
 def test_dedupes_and_requeues_while_active():
@@ -48,7 +48,7 @@ def test_one_pending_delayed_requeue_per_key():
 
 
 def test_node_fingerprint_ignores_heartbeats():
-    from nvcre.controller.operator import node_fingerprint
+    from nvcre.controller.runtime.operator import node_fingerprint
 
     node = {"metadata": {"name": "n", "labels": {"a": "b"}}, "spec": {},
             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "lastHeartbeatTime": "t1"}]}}

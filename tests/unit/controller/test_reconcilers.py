@@ -10,9 +10,9 @@ import copy
 import pytest
 
 from nvcre.controller import conditions as c
-from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.reconcilers.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
 from nvcre.sim.fleet import FleetSpec, build_fleet
 
 from fake_kube import FakeKube
@@ -109,7 +109,7 @@ def test_retry_failed_groups_runs_a_failed_group_again_under_a_new_job(world):
 def test_a_detector_that_cannot_be_evaluated_is_reported_not_swallowed(world):
     """An evaluation error at run time: NodeHealthMonitorError condition, a Warning Event,
     and the report's Health line (the reference only logs it, so the detector never fires)."""
-    from nvcre.controller.job import reconcile_job
+    from nvcre.controller.reconcilers.job import reconcile_job
     from nvcre.report.category import health_check_problem
 
     kube, ctx = world

@@ -8,10 +8,10 @@ from __future__ import annotations
 import yaml
 
 from nvcre.cli.render import certification_objects
-from nvcre.controller.certification import reconcile_certification
+from nvcre.controller.reconcilers.certification import reconcile_certification
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.job import reconcile_job
-from nvcre.controller.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.job import reconcile_job
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
 from nvcre.sim.fleet import FleetSpec, build_fleet
 
 from fake_kube import FakeKube

@@ -7,7 +7,7 @@ import hashlib
 import json
 
 from nvcre.controller import export_delivery as delivery
-from nvcre.controller import report_export as rx
+from nvcre.controller.reconcilers import report_export as rx
 
 
 def _cert(ns="team-a", labels=None):

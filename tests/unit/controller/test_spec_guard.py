@@ -15,7 +15,7 @@ from nvcre.workloads.render import render_workload
 from nvcre.controller import conditions as c
 from nvcre.controller import spec_guard
 from nvcre.controller.context import Context, Settings
-from nvcre.controller.job import reconcile_job
+from nvcre.controller.reconcilers.job import reconcile_job
 from nvcre.sim.fleet import FleetSpec, build_fleet
 from nvcre.workloads import mpi
 

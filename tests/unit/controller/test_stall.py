@@ -1,6 +1,6 @@
 from datetime import datetime, timedelta, timezone
 
-from nvcre.controller.job import stall_verdict
+from nvcre.controller.reconcilers.job import stall_verdict
 from nvcre.measure.logprofile import default_log_profiles
 
 PROFILE = {p["metadata"]["name"]: p for p in default_log_profiles()}["megatron-training"]

@@ -3,7 +3,7 @@
 import json
 
 from nvcre.controller import conditions as c
-from nvcre.controller import workflow as wfmod
+from nvcre.controller.decide import workflow_pass as wfmod
 from nvcre.controller import workflow_core as core
 from nvcre.controller.diagnose import rack_key
 
@@ -26,9 +26,9 @@ def test_workflow_status_at_4096_failed_nodes_stays_small():
             "failureLog": {"podName": "p", "exitCode": 1, "tail": "z" * 8000},
         }
         g["phase"] = core.FAILED
-        wfmod._absorb_job(st, g, core.group_outcome({"status": job_status}), {"status": job_status}, 1, len(groups), pending)
+        wfmod.absorb_job(st, g, core.group_outcome({"status": job_status}), {"status": job_status}, 1, len(groups), pending)
     st["failedNodes"], _ = c.merge_failed_nodes(None, pending)
-    wfmod._finalize(st, 1, 1, "2026-11-30T00:00:00Z")
+    wfmod.finalize(st, 1, 1, "2026-11-30T00:00:00Z")
     size = len(json.dumps(st))
     assert size < LIMIT / 2, size
     assert len(st["failedNodes"]) == 4096 and st["failedNodeCount"] == 4096

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nvcre.api.certification import CategoryStatus, CertificationStatus
 from nvcre.api.common import FailedNode
 from nvcre.api.job import JobStatus
 from nvcre.api.workflow import GroupStatus, OrchestrationStatus, WorkflowStatus
@@ -20,6 +21,8 @@ def _aliases(model) -> set[str]:
     (views.OrchestrationStatusView, OrchestrationStatus),
     (views.GroupView, GroupStatus),
     (views.FailedNode, FailedNode),
+    (views.CertificationStatusView, CertificationStatus),
+    (views.CategoryView, CategoryStatus),
 ])
 def test_view_keys_are_model_fields(view, model):
     assert set(view.__annotations__) <= _aliases(model), set(view.__annotations__) - _aliases(model)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from nvcre.controller.cache import WatchCache
+from nvcre.controller.runtime.cache import WatchCache
 from nvcre.controller.context import Context
-from nvcre.controller.operator import Controller, reflected_kinds
+from nvcre.controller.runtime.operator import Controller, reflected_kinds
 from nvcre.kube.client import ApiError, TransportError
 from nvcre.kube.watch import Reflector, WatchSpec
 

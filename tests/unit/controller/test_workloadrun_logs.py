@@ -8,9 +8,9 @@ from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import workload_state as ws
 from nvcre.controller.context import Context, Settings, format_time
-from nvcre.controller.job import reconcile_job
-from nvcre.controller.workflow import reconcile_workflow
-from nvcre.controller.workloadrun import reconcile_workloadrun
+from nvcre.controller.reconcilers.job import reconcile_job
+from nvcre.controller.reconcilers.workflow import reconcile_workflow
+from nvcre.controller.reconcilers.workloadrun import reconcile_workloadrun
 from nvcre.report.build import RunObjects, build_report
 from nvcre.report.text import render_text
 from nvcre.sim.fleet import FleetSpec, build_fleet
@@ -87,7 +87,7 @@ def test_a_certification_job_keeps_no_pod_logs():
     fleet = build_fleet(FleetSpec(nodes=1, racks=1))
     kube = FakeKube(fleet.nodes)
     ctx = Context(kube=kube, settings=Settings(), clock=lambda: NOW)
-    from nvcre.controller.certification import reconcile_certification
+    from nvcre.controller.reconcilers.certification import reconcile_certification
 
     kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
               "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}})
@@ -125,7 +125,7 @@ def _cert_job(nodes: int):
     fleet = build_fleet(FleetSpec(nodes=nodes, racks=1))
     kube = FakeKube(fleet.nodes)
     ctx = Context(kube=kube, settings=Settings(), clock=lambda: NOW)
-    from nvcre.controller.certification import reconcile_certification
+    from nvcre.controller.reconcilers.certification import reconcile_certification
 
     kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
               "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}})

@@ -18,7 +18,7 @@ from nvcre.controller import isolation
 from nvcre.controller import workflow_core as core
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.decide.job_pass import blamed_nodes
-from nvcre.kube.resources import NVCRE_API_VERSION
+from nvcre.api.common import GROUP_VERSION as NVCRE_API_VERSION  # the schema's name for it: decisions import no kube
 from nvcre.objpath import dig
 
 MAX_FAILED_GROUPS = 128  # keep status small: the first failed groups, all failed nodes
@@ -264,3 +264,40 @@ def finalize(st: dict, iterations: int, generation, now_text: str, note: str = "
                         "One or more Jobs failed performance threshold validation", generation=generation)
     st["completionTime"] = now_text
     st["failedNodeCount"] = len({n["name"] for n in st.get("failedNodes") or []})
+
+
+def apply_plan(o: dict, plan, diagnose_state: dict | None, message: str, now_text: str) -> bool:
+    """The first write of a Workflow: its planned groups (and diagnose state); False when
+    another pass already planned it (a replay after a 409 conflict plans nothing twice)."""
+    st = o.setdefault("status", {})
+    orch = st.get("orchestration") or {}
+    if orch.get("groups") or orch.get("diagnose"):
+        return False
+    st["orchestration"] = {**orch, **plan.orchestration}
+    st["orchestration"]["groups"] = plan.groups
+    if diagnose_state is not None:
+        st["orchestration"]["diagnose"] = diagnose_state
+    st["startTime"] = st.get("startTime") or now_text
+    st["summary"] = {"groups": f"0/{len(plan.groups)}", "iteration": f"1/{plan.iterations}"}
+    c.set_status_phase(st, c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, message, generation=o["metadata"].get("generation"))
+    return True
+
+
+@dataclass(frozen=True)
+class IsolationEnd:
+    """What folding the isolation child's verdict decided: the summary line and the isolation phase."""
+
+    summary: str
+    phase: str
+
+
+def apply_isolation_end(o: dict, child: dict | None, note: str, now_text: str) -> IsolationEnd | None:
+    """Fold the ended isolation child (or ``note`` why there is none) in and decide the
+    Workflow; None when the Workflow already moved on (terminal, or no isolation running)."""
+    ost = o["status"]
+    if c.is_terminal(ost.get("conditions")) or dig(ost, "orchestration", "isolation", "phase") != isolation.RUNNING:
+        return None
+    summary = isolation.fold(ost, child, note)
+    iterations = int(dig(o, "spec", "orchestration", "iterations") or 1)
+    finalize(ost, iterations, o["metadata"].get("generation"), now_text, note=summary)
+    return IsolationEnd(summary, ost["orchestration"]["isolation"]["phase"])

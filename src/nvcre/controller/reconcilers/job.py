@@ -24,16 +24,15 @@ from nvcre.controller.checkpoint import (
     saved_a_checkpoint,
 )
 from nvcre.controller import conditions as c
-from nvcre.controller import faults
 from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.controller import faults, spec_guard, workload_objects
 from nvcre.controller import workload_state as ws
 from nvcre.controller.conditions import JobReason, NodeReason
 from nvcre.controller.context import Context, parse_duration, parse_time, write_status
-from nvcre.controller.decide.job_end import decide_end
+from nvcre.controller.decide.job_step import TERMINAL, WAIT, JobFacts, JobStep, decide_job_step, stall_check_due
 from nvcre.controller.decide.restart import decide_restart
-from nvcre.controller.decide.job_pass import JobPass, Terminal, apply_pass, apply_verdict, blame, newly_sick
+from nvcre.controller.decide.job_pass import JobPass, apply_pass, apply_verdict, blame, newly_sick
 from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import check_nodes
 from nvcre.controller.measurements import (
@@ -44,6 +43,7 @@ from nvcre.controller.measurements import (
     read_goodput,
     training_logs,
 )
+from nvcre.controller.views import job_status
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 from nvcre.workloads.mpi import with_generated_keys
@@ -256,75 +256,56 @@ def _gather(ctx: Context, job: dict, desired: list[dict]) -> Observation:
     return Observation(job, desired, objects, pods, group, ran, sick, phase, blocked, label, health_error, gone)
 
 
+def _facts(ctx: Context, job: dict, obs: Observation, grace: float, timeout: float | None) -> JobFacts:
+    """The pure part of the gathered state, with the clocks advanced and the stall read when due."""
+    now = ctx.now()
+    clocks = clock.advance(job_status(job), now=now, running=obs.phase.phase == ws.RUNNING,
+                           unschedulable=obs.blocked, grace_seconds=grace, timeout_seconds=timeout)
+    stalled = _stalled(ctx, job, obs.pods) if stall_check_due(obs.phase, obs.blocked, obs.gone, clocks) else None
+    return JobFacts(obs.phase, obs.objects, obs.pods, obs.label, obs.blocked, obs.gone, clocks, now,
+                    ctx.settings.startup_stall_grace_seconds, stalled)
+
+
 def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
+    """Gather, decide (``decide_job_step``), enact: evidence, a checkpoint restart, the write."""
     obs = _gather(ctx, job, desired)
     spec = job.get("spec") or {}
-    now = ctx.now()
     grace = float(spec.get("schedulingStallGraceSeconds") or ctx.settings.scheduling_stall_grace_seconds)
     timeout = parse_duration(spec.get("timeoutPerJob"), None)
-    clocks = clock.advance(job.get("status") or {}, now=now, running=obs.phase.phase == ws.RUNNING,
-                           unschedulable=obs.blocked, grace_seconds=grace, timeout_seconds=timeout)
-    p = JobPass(clock_updates=dict(clocks.updates), ran=obs.ran, sick=obs.sick, group=obs.group,
-                blocked_message=clocks.blocked_message, running=obs.phase.phase == ws.RUNNING, label=obs.label,
-                first_start=ws.first_container_start(obs.pods), health_error=obs.health_error)
-    reading: Reading | None = None
-    wait: float | None = None
-    if obs.gone and obs.phase.phase != ws.ABSENT:  # named as what happened; only those nodes are blamed
-        p.failure_log = _failure_log(ctx, job, obs.pods) if obs.phase.phase == ws.FAILED else None
-        p.group = list(obs.gone)
-        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {obs.label} failed: {faults.vanished_message(obs.gone)}")
-    elif obs.phase.phase in (ws.FAILED, ws.SUCCEEDED) or clocks.timed_out or obs.phase.phase == ws.ABSENT:
-        outcome = _decide_end(ctx, obs, p, clocks, now)
-        if outcome == "restarted":
-            return 2.0
-        reading, wait = outcome
-        if wait is not None:
-            p.running = True  # finishing: the last pods are ending
-    elif obs.phase.phase == ws.RUNNING and not obs.blocked and (stalled := _stalled(ctx, job, obs.pods)):
-        if _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
-            return 2.0
-        p.failure_log = _failure_log(ctx, job, obs.pods, reason="Stalled")
-        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STALLED, f"Workload stalled: {stalled}")
-    elif obs.phase.phase in (ws.PENDING, ws.RUNNING) and not obs.blocked and (
-            stuck := faults.startup_stall(obs.pods, now=now, grace_seconds=ctx.settings.startup_stall_grace_seconds)):
-        p.failure_log = {"reason": faults.STARTUP_STALL_REASON, "tail": stuck}
-        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_STARTUP_STALLED, f"Workload {obs.label} did not start: {stuck}")
+    facts = _facts(ctx, job, obs, grace, timeout)
+    step = decide_job_step(facts)
+    if step.try_restart and _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
+        return 2.0
+    p = _job_pass(ctx, job, obs, facts, step)
+    reading = _final_reading(ctx, job, obs.pods) if step.read_measurements else None  # a crash's too (goodput of what it did)
+    if step.read_measurements:
+        p.job_fields = dict(reading.job_fields) if reading is not None and reading.job_fields else {}
+        if digest := ws.image_digest(obs.pods):
+            p.job_fields["imageDigest"] = digest
+        if step.terminal is not None and step.terminal.phase != c.FAILED:
+            p.verdict = _verdict(ctx, job, reading, since=facts.now)
     if p.terminal is not None and (dig(job, "metadata", "labels", L.WORKLOAD_RUN) or _failing(p)):
         # the workload (and its pods) is deleted next: a WorkloadRun keeps every pod's
         # output, a failed Certification Job each node's own pod (the report's evidence)
         # first the sick nodes and, where the verdict narrowed it (vanished nodes), the group;
         # the whole group would put every rank first and order nothing
-        p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | (set(p.group or []) if obs.gone else set()))
-    return _write_pass(ctx, job, obs, p, reading, wait, _next_look(ctx, job, obs, clocks, grace, timeout))
+        p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | set(step.blame))
+    return _write_pass(ctx, job, obs, p, reading, step.wait_seconds,
+                       _next_look(ctx, job, obs, facts.clocks, grace, timeout))
 
 
-def _decide_end(ctx: Context, obs: Observation, p: JobPass, clocks, now: float):
-    """Fill in the terminal verdict (or a short wait for the last pods); "restarted" if it restarted."""
-    job = obs.job
-    if obs.phase.phase == ws.ABSENT:
-        p.terminal = Terminal(c.FAILED, JobReason.WORKLOAD_FAILED, f"Workload {obs.label} was deleted")
-        return None, None
-    if obs.phase.phase == ws.FAILED and _restart_from_checkpoint(ctx, job, obs.desired, obs.pods, obs.sick):
-        return "restarted"
-    if obs.phase.phase in (ws.FAILED, ws.SUCCEEDED):
-        end = decide_end(obs.phase, obs.objects, obs.pods, now=now, label=obs.label)
-        if end.wait:
-            return None, end.wait_seconds
-        reading = _final_reading(ctx, job, obs.pods)  # a crash's reading too (goodput of what it did)
-        p.job_fields = dict(reading.job_fields) if reading is not None and reading.job_fields else {}
-        if digest := ws.image_digest(obs.pods):
-            p.job_fields["imageDigest"] = digest
-        p.terminal = Terminal(end.phase, end.reason, end.message, end.blame_group)
-        if end.phase == c.FAILED:
-            p.failure_log = _failure_log(ctx, job, obs.pods)
-        else:
-            p.verdict = _verdict(ctx, job, reading, since=now)
-        return reading, None
-    p.failure_log = _failure_log(ctx, job, obs.pods, reason="Timeout")
-    # A timeout while the pods could not even be scheduled is the cluster's capacity,
-    # not the nodes' fault: nobody is named then.
-    p.terminal = Terminal(c.FAILED, JobReason.JOB_TIMED_OUT, clocks.timed_out, blame_group=not obs.blocked)
-    return None, None
+def _job_pass(ctx: Context, job: dict, obs: Observation, facts: JobFacts, step: JobStep) -> JobPass:
+    """The step as a status write, with the failure log it asks for read."""
+    clocks = facts.clocks
+    p = JobPass(clock_updates=dict(clocks.updates), ran=obs.ran, sick=obs.sick, group=list(step.blame) or obs.group,
+                blocked_message=clocks.blocked_message, running=obs.phase.phase == ws.RUNNING or step.action == WAIT,
+                label=obs.label, first_start=ws.first_container_start(obs.pods), health_error=obs.health_error,
+                terminal=step.terminal if step.action == TERMINAL else None)
+    if step.failure_log_fixed is not None:
+        p.failure_log = dict(step.failure_log_fixed)
+    elif step.failure_log is not None:
+        p.failure_log = _failure_log(ctx, job, obs.pods, reason=step.failure_log or None)
+    return p
 
 
 def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, timeout: float | None) -> float:

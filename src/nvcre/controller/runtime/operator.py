@@ -1,6 +1,6 @@
 """The controller process: watches fill the one cache and feed a work queue drained by reconcilers.
 
-Two feeds, one cache (``nvcre.controller.cache``): our own kinds come through kopf,
+Two feeds, one cache (``nvcre.controller.runtime.cache``): our own kinds come through kopf,
 which handles watch resumption, reconnects and API discovery of CRDs that appear
 later; the kinds we only read (GPU Nodes, workload Pods and batch Jobs) come through
 ``nvcre.kube.watch`` reflectors: paginated lists at one resourceVersion, watches from
@@ -19,19 +19,21 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import kopf
 
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
-from nvcre.controller import report_export
 from nvcre.controller import workload_state as ws
-from nvcre.controller.context import Context
-from nvcre.controller.ledger import ledger_namespace
-from nvcre.controller.queue import Key, WorkQueue, run_workers
+from nvcre.controller.runtime.namespaces import ledger_namespace
+from nvcre.controller.runtime.queue import Key, WorkQueue, run_workers
 from nvcre.kube import watch
 from nvcre.kube.resources import NVCRE_API_VERSION, NVCRE_GROUP, NVCRE_VERSION
 from nvcre.objpath import dig
+
+if TYPE_CHECKING:  # the context is built by main and handed in; the runtime never makes one
+    from nvcre.controller.context import Context
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +59,13 @@ READINESS = "NodeReadiness"  # the ledger: reflected only so its gauge follows c
 class Controller:
     """Wires watches, the queue, the workers and the reconcilers together."""
 
-    def __init__(self, ctx: Context, reconcilers: dict[str, Callable[[Context, str, str], float | None]]) -> None:
+    def __init__(self, ctx: Context, reconcilers: dict[str, Callable[[Context, str, str], float | None]],
+                 followers: dict[str, Callable[[Context, dict], list[Key]]] | None = None) -> None:
+        """``followers``: per kind, the other objects an event of it wakes (a Certification's
+        report exports); given by ``main`` so the runtime imports no reconciler."""
         self.ctx = ctx
         self.reconcilers = reconcilers
+        self.followers = followers or {}
         self.queue = WorkQueue()
         ctx.metrics.queue.attach(self.queue)
         self.stop = threading.Event()
@@ -94,9 +100,8 @@ class Controller:
         else:
             self.ctx.cache.put(body)
         self.queue.add((kind, namespace, name))
-        if kind == "Certification":  # its exports snapshot and deliver when it ends
-            for key in report_export.exports_of_source(self.ctx, body):
-                self.queue.add(key)
+        for key in self.followers[kind](self.ctx, body) if kind in self.followers else ():
+            self.queue.add(key)  # e.g. a Certification's exports snapshot and deliver when it ends
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") in PARENT_OF.get(kind, ()):
                 self.queue.add((ref["kind"], namespace, ref["name"]))

@@ -30,7 +30,7 @@ from nvcre.controller.decide.workflow_pass import (  # noqa: F401 - re-exported 
     MAX_FAILED_GROUPS,
 )
 from nvcre.controller.decide.workflow_pass import absorb_job as _absorb_job  # noqa: F401
-from nvcre.controller.decide.workflow_pass import finalize as _finalize
+from nvcre.controller.decide.workflow_pass import IsolationEnd, apply_isolation_end, apply_plan
 from nvcre.controller.node_results import write_workflow_status
 from nvcre.controller.workflow_step import LAUNCH_BATCH  # noqa: F401
 from nvcre.controller.workflow_step import job_name as _job_name  # noqa: F401
@@ -116,23 +116,10 @@ def _plan(ctx: Context, wf: dict) -> float | None:
             return None
         message = f"Discovered {n_nodes} nodes; diagnose starts with a screening round"
 
-    def mutate(o: dict) -> bool:
-        st = o["status"]
-        orch = st.get("orchestration") or {}
-        if orch.get("groups") or orch.get("diagnose"):
-            return False
-        st["orchestration"] = {**orch, **plan.orchestration}
-        st["orchestration"]["groups"] = plan.groups
-        if diagnose_state is not None:
-            st["orchestration"]["diagnose"] = diagnose_state
-        st["startTime"] = st.get("startTime") or ctx.now_text()
-        st["summary"] = {"groups": f"0/{len(plan.groups)}", "iteration": f"1/{plan.iterations}"}
-        c.set_status_phase(st, c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, message, generation=o["metadata"].get("generation"))
-        return True
-
+    now_text = ctx.now_text()
     for event_type, reason, note in plan.events:
         ctx.events.emit(wf, event_type, reason, note)
-    write_workflow_status(ctx, wf, mutate)
+    write_workflow_status(ctx, wf, lambda o: apply_plan(o, plan, diagnose_state, message, now_text))
     return 0.0
 
 
@@ -169,25 +156,19 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
         child, note = None, f"Workflow {iso['workflow']} exists and is not controlled by Workflow {meta['name']}"
     if child is not None and not c.is_terminal(dig(child, "status", "conditions")):
         return ctx.settings.resync_seconds  # the child's watch events wake this Workflow
-    iterations = int(dig(wf, "spec", "orchestration", "iterations") or 1)
     now_text = ctx.now_text()
-    outcome: dict = {}
+    ended: list[IsolationEnd] = []
 
     def mutate(o: dict) -> bool:
-        ost = o["status"]
-        if c.is_terminal(ost.get("conditions")) or dig(ost, "orchestration", "isolation", "phase") != isolation.RUNNING:
-            return False
-        outcome["summary"] = isolation.fold(ost, child, note)
-        outcome["phase"] = ost["orchestration"]["isolation"]["phase"]
-        _finalize(ost, iterations, o["metadata"].get("generation"), now_text, note=outcome["summary"])
-        return True
+        ended[:] = [e for e in [apply_isolation_end(o, child, note, now_text)] if e is not None]
+        return bool(ended)
 
     written = write_workflow_status(ctx, wf, mutate)
-    if written is not None and outcome:
-        sharp = outcome["phase"] == isolation.SUCCEEDED
+    if written is not None and ended:
+        sharp = ended[0].phase == isolation.SUCCEEDED
         kind, reason = ("Normal", "FaultsIsolated") if sharp else ("Warning", "IsolationInconclusive")
-        ctx.events.emit(written, kind, reason, outcome["summary"])
-        _emit_on_owner(ctx, written, kind, reason, f"{meta['name']}: {outcome['summary']}")
+        ctx.events.emit(written, kind, reason, ended[0].summary)
+        _emit_on_owner(ctx, written, kind, reason, f"{meta['name']}: {ended[0].summary}")
     return None
 
 
