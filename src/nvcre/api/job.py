@@ -153,8 +153,26 @@ class JobSpec(ApiModel):
         return self
 
 
+MAX_PAIRS = 32896  # every pair of 257 nodes: diagnose's per-pair check runs on at most 256 (docs/diagnose.md)
+PAIR_NODES = 4096
+
+
+class PairMeasurements(ApiModel):
+    """Bus bandwidth of every pair a per-pair check measured (our extension): pair k is
+    ``nodes[a[k]]`` with ``nodes[b[k]]``; parallel lists keep 2,016 pairs (64 nodes) near 30 kB."""
+
+    nodes: Annotated[list[NodeName], Field(max_length=PAIR_NODES)] = Field(description="The nodes the pairs index.")
+    a: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=MAX_PAIRS)] = Field(description="First node of each pair.")
+    b: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=MAX_PAIRS)] = Field(description="Second node of each pair.")
+    bus_bandwidth_gbps: Annotated[list[Annotated[float, Field(ge=0)]], Field(max_length=MAX_PAIRS)] = Field(
+        alias="busBandwidthGBps", description="Peak bus bandwidth of each pair, GB/s; 0 where its run failed (no figure).")
+
+
 class JobMeasurements(ApiModel):
     """What the Job measured, copied from its measurements when it ended (our extension)."""
+
+    pairs: PairMeasurements | None = Field(
+        None, description="A per-pair bandwidth check's figure for every pair it measured (our extension).")
 
     bandwidth: BandwidthTable | None = Field(None, description="Bandwidth per message size.")
     transport: Transport | None = Field(None, description="NCCL network used (IB, Socket, ...).")

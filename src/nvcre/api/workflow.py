@@ -274,6 +274,9 @@ class GroupStatus(ApiModel):
     domain_node_counts: Annotated[dict[str, int], Field(max_length=1024)] | None = None
     overflow: bool | None = None
     phase: GroupPhase = "Pending"
+    check: Literal["pairwise"] | None = Field(
+        None, description="What the group's Job measures when not the whole group at once: pairwise = every pair of "
+        "its nodes in turn (diagnose's per-pair bandwidth check; our extension).")
     retries: Annotated[int, Field(ge=0)] = 0
     job_ref: ObjectRef | None = None
     start_time: Timestamp | None = None

@@ -43,6 +43,16 @@ def _pick(flag: Any, from_scenario: Any, key: str) -> Any:
     return DEFAULTS[key]
 
 
+def _rack_sizes(from_scenario: tuple[int, ...] | None, racks_flag: int | None) -> tuple[int, ...]:
+    """The scenario's rackSizes, unless --racks asks for another number of racks."""
+    if not from_scenario:
+        return ()
+    if racks_flag is not None and racks_flag != len(from_scenario):
+        raise UserError(f"--racks: {racks_flag} racks, but the scenario's rackSizes names {len(from_scenario)}; "
+                        "drop --racks or edit rackSizes")
+    return tuple(from_scenario)
+
+
 @sim_app.command("up")
 def up(
     nodes: Optional[int] = typer.Option(None, "--nodes", help="Number of simulated GPU nodes (default 16)."),
@@ -70,6 +80,7 @@ def up(
         gpu=_pick(gpu, fleet_shape.gpu, "gpu"),
         racks=_pick(racks, fleet_shape.racks, "racks"),
         dra=_pick(dra, fleet_shape.dra, "dra"),
+        rack_sizes=_rack_sizes(fleet_shape.rack_sizes, racks),
     )
     scale = _pick(time_scale, fleet_shape.time_scale, "time_scale")
     if scale <= 0:
@@ -113,7 +124,7 @@ def up(
 
     config = KubeletConfig(
         kubeconfig=str(kubeconfig_path), state_dir=str(directory), nodes=spec.nodes, platform=spec.platform,
-        gpu=spec.gpu, racks=spec.racks, dra=spec.dra, time_scale=scale,
+        gpu=spec.gpu, racks=spec.rack_count(), rack_sizes=list(spec.rack_sizes), dra=spec.dra, time_scale=scale,
         scenario=shape.model_dump(by_alias=True, exclude_none=True) if scenario is not None else {},
         faults=list(fault), tls_cert=cert, tls_key=key, client_ca=client_ca,
     )
@@ -122,7 +133,7 @@ def up(
     }, indent=2))
     handle = start_fleet(config, detach=True)
     typer.echo(
-        f"fleet: {len(handle.nodes)} {spec.platform} {spec.gpu} nodes in {spec.racks} rack(s) registered in "
+        f"fleet: {len(handle.nodes)} {spec.platform} {spec.gpu} nodes in {spec.rack_count()} rack(s) registered in "
         f"{handle.registered_seconds:.2f}s ({handle.nodes[0]} .. {handle.nodes[-1]}); time scale {scale:g}x"
     )
     typer.echo(f"fake kubelet: pid {handle.pid}, kubelet API on 127.0.0.1:{handle.port}, log {handle.log_file}")

@@ -19,6 +19,7 @@ from nvcre.controller.gather import workflow_jobs
 from nvcre.controller.context import Context
 from nvcre.controller.node_results import write_workflow_status
 from nvcre.controller.isolation import is_isolation
+from nvcre.controller.measurements import pair_figures
 from nvcre.controller.workflow_step import job_name
 from nvcre.controller.workflow_step import step as step_groups
 from nvcre.discovery.racks import rack_label
@@ -39,7 +40,9 @@ from nvcre.objpath import dig
 DEFAULT_TOPOLOGY_KEY = "nvidia.com/gpu.clique"
 
 
-def policy_for(wf: dict) -> DiagnosePolicy:
+def policy_for(wf: dict, pairwise: bool = False) -> DiagnosePolicy:
+    """The planner's policy from the Workflow spec; ``pairwise``: the category can run the
+    per-pair bandwidth check (``nvcre.workloads.pairwise``), so a link is measured, not searched."""
     from nvcre.measure.thresholds import threshold_minimum
 
     spec = wf.get("spec") or {}
@@ -54,7 +57,9 @@ def policy_for(wf: dict) -> DiagnosePolicy:
         # a found node must not hide a link or rack fault elsewhere; an isolation child only asks
         # who in its failed group explains the miss, so it stops there (the parent re-runs after repair)
         cross_check_after_faults=not is_isolation(wf),
-        link_check="search",  # the Job template runs one collective; no per-pair send/recv Job yet
+        # one Job measures every pair of the suspects where the category can (an nccl-tests MPI
+        # workload, native adapter); otherwise the halving search over groups
+        link_check="pairwise" if pairwise else "search",
         # an isolation child's parent already proved the miss: a pair that passes, even just above
         # the bar (healthy H100 pairs measure ~381 against production's 370), is a passing partner,
         # not a doubt that leaves every node of the group unresolved
@@ -70,7 +75,7 @@ def rack_key(nodes: list[str], labels: dict[str, dict], preferred: str) -> str:
 
 def start_state(wf: dict, plan) -> dict:
     """The planner's initial state for the Workflow's discovered nodes."""
-    policy = policy_for(wf)
+    policy = policy_for(wf, plan.pairwise)
     explicit = dig(wf, "spec", "orchestration", "diagnose", "topologyKey")
     if not explicit:
         key = rack_key(plan.nodes, plan.labels, policy.topology_key)
@@ -81,10 +86,14 @@ def start_state(wf: dict, plan) -> dict:
 
 
 def _round_groups(step: Round) -> list[dict]:
-    return [
+    groups = [
         {"name": f"r{step.number}-{i}", "nodes": list(nodes), "phase": core.PENDING, "retries": 0}
         for i, nodes in enumerate(step.groups)
     ]
+    for group, tag in zip(groups, step.tags):
+        if tag == "pairwise":  # its Job measures every pair of its nodes (group_job renders the check)
+            group["check"] = "pairwise"
+    return groups
 
 
 def step_diagnose(ctx: Context, wf: dict) -> float | None:
@@ -114,7 +123,9 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
             kind = "" if passed else "slow" if slow else (
                 "hang" if "timeout" in (outcome.reason or "").lower() or "deadline" in (outcome.reason or "").lower()
                 else "crash")
-            results.append(GroupResult(g["nodes"], passed, measured if passed or slow else None, outcome.reason, kind))
+            pairs = pair_figures(job) if g.get("check") == "pairwise" else None
+            results.append(GroupResult(g["nodes"], passed, measured if passed or slow else None, outcome.reason, kind,
+                                       pairs=pairs))
         state = record(state, results)
     step = next_round(state)
     state_dict = state.to_dict()

@@ -51,6 +51,7 @@ def _render(wf: dict, resolved, group: dict, job_name: str) -> list[dict]:
             target=orch_spec.get("target"),
             job=job_name,
             group=group["name"],
+            pairwise=group.get("check") == "pairwise",  # diagnose's per-pair bandwidth check
         )
     except Exception as err:
         raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot render the workload for {group['name']}: {getattr(err, 'message', err)}") from err

@@ -191,3 +191,57 @@ def complete_status(status: dict, reason: str, message: str, now: str, reading: 
     status["completionTime"] = now
     status.setdefault("startTime", now)
     return True
+
+
+def with_pairs(reading: Reading, text: str | None, pods: list[dict]) -> Reading:
+    """A per-pair check's log: every pair's figure, named by node, joins the Job's fields
+    (``status.measurements.pairs``; a failed pair's figure is 0). A pair whose host no pod
+    of the Job answers to is left out: it cannot be named."""
+    from nvcre.measure.pairwise import parse_pair_lines
+
+    found = parse_pair_lines(text) if text and "nvcre-pair " in text else []
+    if not found:
+        return reading
+    node_of = _host_nodes(pods)
+    nodes: list[str] = []
+    index: dict[str, int] = {}
+    a_list, b_list, figures = [], [], []
+    for pair in found:
+        a, b = node_of.get(pair.a.split(".")[0]), node_of.get(pair.b.split(".")[0])
+        if not a or not b or a == b:
+            continue
+        for name in (a, b):
+            if name not in index:
+                index[name] = len(nodes)
+                nodes.append(name)
+        a_list.append(index[a])
+        b_list.append(index[b])
+        figures.append(round(pair.busbw, 3) if pair.busbw is not None else 0.0)
+    if a_list:
+        reading.job_fields = {**reading.job_fields, "pairs": {"nodes": nodes, "a": a_list, "b": b_list,
+                                                               "busBandwidthGBps": figures}}
+    return reading
+
+
+def _host_nodes(pods: list[dict]) -> dict[str, str]:
+    """A pod's host name (spec.hostname, which an Indexed Job sets, else its name) -> its node."""
+    out: dict[str, str] = {}
+    for pod in pods:
+        node = dig(pod, "spec", "nodeName")
+        if node:
+            out[dig(pod, "spec", "hostname") or pod["metadata"]["name"]] = node
+    return out
+
+
+def pair_figures(job: dict | None) -> dict[tuple[str, str], float | None] | None:
+    """A finished per-pair check's figures from its Job status: (node, node) -> GB/s, None
+    where the pair's run failed; None when the Job carries none."""
+    pairs = dig(job, "status", "measurements", "pairs") if job else None
+    if not isinstance(pairs, dict):
+        return None
+    nodes = pairs.get("nodes") or []
+    out: dict[tuple[str, str], float | None] = {}
+    for i, j, v in zip(pairs.get("a") or [], pairs.get("b") or [], pairs.get("busBandwidthGBps") or []):
+        if 0 <= i < len(nodes) and 0 <= j < len(nodes):
+            out[(nodes[i], nodes[j])] = float(v) if isinstance(v, (int, float)) and v > 0 else None
+    return out or None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from nvcre.controller.compose import (
     Discovery,
     PlanError,
+    adapter_of,
     discover,
     gpu_nodes,
     platform_detections,
@@ -19,6 +20,11 @@ from nvcre.controller.compose import (
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context
 from nvcre.objpath import dig
+from nvcre.workloads import pairwise as pairwise_check
+
+#: Largest diagnosis that runs the per-pair check (32,640 pairs in 255 steps); above it the
+#: link search narrows by halving (docs/diagnose.md)
+PAIRWISE_MAX_NODES = 256
 
 
 @dataclass
@@ -31,6 +37,7 @@ class Plan:
     events: list[tuple[str, str, str]]
     labels: dict[str, dict] = field(default_factory=dict)  # node -> labels (diagnose topology)
     topology_key: str | None = None
+    pairwise: bool = False  # the category can run diagnose's per-pair bandwidth check on these nodes
 
 
 def _discover_and_resolve(ctx: Context, wf: dict):
@@ -137,4 +144,5 @@ def plan_workflow(ctx: Context, wf: dict) -> Plan:
     if judged := judging_of(wf):  # what judges this category (stage, baseline, user thresholds)
         orchestration["judging"] = judged
     events = [*found.events, *getattr(resolved, "events", ())]  # e.g. GKENetworkDetection, TCPXOPluginDetection
-    return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, events, labels, key)
+    return Plan(names, groups, orchestration, int(orch.get("iterations") or 1), nodes_per_job, events, labels, key,
+                pairwise=pairwise_check.available(resolved, adapter_of(wf)) and len(names) <= PAIRWISE_MAX_NODES)

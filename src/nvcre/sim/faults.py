@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from nvcre.errors import ManifestError, UserError
@@ -117,8 +117,21 @@ class FleetShape(_Model):
     platform: str | None = None
     gpu: str | None = None
     racks: int | None = Field(default=None, ge=1)
+    # nodes per rack, in order: racks of unequal size (they must add up to ``nodes``)
+    rack_sizes: tuple[Annotated[int, Field(ge=1, le=4096)], ...] | None = Field(default=None, min_length=1, max_length=4096)
     time_scale: float | None = Field(default=None, gt=0.0)
     dra: bool | None = None
+
+    @model_validator(mode="after")
+    def _sizes_fit(self) -> FleetShape:
+        if self.rack_sizes is None:
+            return self
+        total = sum(self.rack_sizes)
+        if self.nodes is not None and total != self.nodes:
+            raise ValueError(f"rackSizes {list(self.rack_sizes)} add up to {total} nodes, not the fleet's {self.nodes}")
+        if self.racks is not None and self.racks != len(self.rack_sizes):
+            raise ValueError(f"racks is {self.racks} but rackSizes names {len(self.rack_sizes)} racks; give one of them")
+        return self
 
 
 class Scenario(_Model):

@@ -44,16 +44,35 @@ class FleetSpec:
     name_prefix: str = "gpu-node"
     fleet_name: str = "sim"
     kubelet_port: int = 10250
+    #: nodes per rack, in order (racks of unequal size); empty: ``racks`` racks of (nearly) equal size
+    rack_sizes: tuple[int, ...] = ()
 
     def validate(self) -> None:
         if not 1 <= self.nodes <= 4096:
             raise UserError(f"--nodes: must be between 1 and 4096, got {self.nodes}")
-        if self.racks < 1:
+        if self.rack_sizes:
+            validate_rack_sizes(self.rack_sizes, self.nodes)
+        elif self.racks < 1:
             raise UserError(f"--racks: must be at least 1, got {self.racks}")
-        if self.racks > self.nodes:
+        elif self.racks > self.nodes:
             raise UserError(f"--racks: {self.racks} racks for {self.nodes} nodes; a rack needs a node")
         arch_spec(self.gpu)
         platform_spec(self.platform)
+
+    def rack_count(self) -> int:
+        return len(self.rack_sizes) or self.racks
+
+
+def validate_rack_sizes(sizes, nodes: int) -> None:
+    """rackSizes must be whole positive node counts that add up to the fleet."""
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (list, tuple)) or not sizes:
+        raise UserError(f"rackSizes: must be a non-empty list of node counts, got {sizes!r}")
+    for i, size in enumerate(sizes):
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise UserError(f"rackSizes[{i}]: must be a whole number of nodes >= 1, got {size!r}")
+    if sum(sizes) != nodes:
+        raise UserError(f"rackSizes: {list(sizes)} adds up to {sum(sizes)} nodes, but the fleet has {nodes}; "
+                        "the sizes must add up to the node count")
 
 
 @dataclass(frozen=True)
@@ -105,7 +124,15 @@ def node_names(count: int, prefix: str = "gpu-node") -> list[str]:
     return [f"{prefix}-{i:0{width}d}" for i in range(1, count + 1)]
 
 
-def _rack_of(index: int, count: int, racks: int) -> int:
+def _rack_of(index: int, count: int, racks: int, sizes: tuple[int, ...] = ()) -> int:
+    """The rack (0-based) of the ``index``-th node: by ``sizes`` when given, else even chunks."""
+    if sizes:
+        end = 0
+        for rack, size in enumerate(sizes):
+            end += size
+            if index < end:
+                return rack
+        return len(sizes) - 1
     per_rack = math.ceil(count / racks)
     return index // per_rack
 
@@ -131,7 +158,7 @@ def build_fleet(spec: FleetSpec, faults: FaultModel | None = None) -> Fleet:
     nodes: list[dict[str, Any]] = []
     slices: list[dict[str, Any]] = []
     for index, name in enumerate(names):
-        rack_index = _rack_of(index, spec.nodes, spec.racks)
+        rack_index = _rack_of(index, spec.nodes, spec.racks, spec.rack_sizes)
         rack = f"rack-{rack_index + 1}"
         clique = f"{cluster_uuid}.{rack_index + 1}" if arch.mnnvl_busbw else None
         allocatable = faults.allocatable_gpus(name, arch.gpus_per_node)

@@ -66,6 +66,7 @@ class KubeletConfig:
     platform: str = "aws"
     gpu: str = "h100"
     racks: int = 2
+    rack_sizes: list[int] = field(default_factory=list)  # nodes per rack (unequal racks); empty: even split
     dra: bool = False
     name_prefix: str = "gpu-node"
     fleet_name: str = "sim"
@@ -87,7 +88,7 @@ class KubeletConfig:
     def fleet_spec(self, kubelet_port: int) -> FleetSpec:
         """The fleet's shape; the kubelet and a test's rebuilt model read it the same way."""
         return FleetSpec(nodes=self.nodes, platform=self.platform, gpu=self.gpu, racks=self.racks, dra=self.dra,
-                         name_prefix=self.name_prefix, fleet_name=self.fleet_name, kubelet_port=kubelet_port)
+                         rack_sizes=tuple(self.rack_sizes), name_prefix=self.name_prefix, fleet_name=self.fleet_name, kubelet_port=kubelet_port)
 
     def scenario_model(self) -> Scenario:
         return parse_scenario(self.scenario or {}, source="scenario")
@@ -273,7 +274,7 @@ class Kubelet:
         assert self.fleet is not None
         truth = self.faults.ground_truth(self.fleet.names)
         truth["fleet"] = {"name": self.config.fleet_name, "nodes": len(self.fleet.names),
-                          "platform": self.config.platform, "gpu": self.config.gpu, "racks": self.config.racks}
+                          "platform": self.config.platform, "gpu": self.config.gpu, "racks": len(self.config.rack_sizes) or self.config.racks}
         (state_dir / "ground-truth.json").write_text(json.dumps(truth, indent=2))
         try:
             await self.api.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",

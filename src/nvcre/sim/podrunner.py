@@ -16,7 +16,7 @@ import logging
 from datetime import datetime, timezone
 from typing import Any
 
-from nvcre.sim.emulators import dispatch, nccl_tests
+from nvcre.sim.emulators import dispatch, nccl_tests, pairwise
 from nvcre.sim.emulators.base import Line, Outcome
 from nvcre.sim.emulators.shell import segments
 from nvcre.sim.host import PodHost
@@ -307,7 +307,8 @@ class PodRunner:
             run_log.finish()
             return 1
         segs = segments(ctx.argv, ctx.env, ctx.read_file)
-        hosts = nccl_tests.mpi_host_names(segs, ctx.read_file) if nccl_tests.find(segs) else []
+        hosts = pairwise.host_names(segs, ctx.read_file) or (
+            nccl_tests.mpi_host_names(segs, ctx.read_file) if nccl_tests.find(segs) else [])
         self.event(c, "Pulled", f'Container image "{c.image}" already present on machine')
         self.event(c, "Created", f"Created container: {c.name}")
         self.event(c, "Started", f"Started container {c.name}")

@@ -55,14 +55,15 @@ class RenderContext:
     group: str | None
     adapter: str
     size: int = 0
+    pairwise: bool = False  # the launcher runs the per-pair bandwidth check (workloads.pairwise)
     claim_templates: dict[str, str] = field(default_factory=dict)  # claim name -> template name
 
     @classmethod
     def build(cls, r: ResolvedCategory, *, name: str, namespace: str, nodes: list[str], owner: Any, target: Any,
-              job: str | None, group: str | None, adapter: str) -> "RenderContext":
+              job: str | None, group: str | None, adapter: str, pairwise: bool = False) -> "RenderContext":
         base = short_name(name)
         ctx = cls(r=r, name=base, namespace=namespace, nodes=list(nodes), owner=owner, target=target_dict(target),
-                  job=job or base, group=group, adapter=adapter)
+                  job=job or base, group=group, adapter=adapter, pairwise=pairwise)
         if r.placement == "Unpinned":
             ctx.size = r.nodes_per_job or len(nodes)
             if ctx.size < 1:

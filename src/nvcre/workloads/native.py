@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre.catalog.mpirun import mpirun_argv
-from nvcre.workloads import mpi
+from nvcre.workloads import mpi, pairwise
 from nvcre.workloads.common import (
     LAUNCHER_RESOURCES,
     LABEL_ROLE,
@@ -100,7 +100,10 @@ def _render_mpi(ctx: RenderContext) -> list[dict[str, Any]]:
     worker_pod = ctx.rank_pod(worker, extra_volumes=[ssh_volume, run_volume], extra_mounts=[ssh_mount, run_mount],
                            subdomain=name)
 
-    command, args = mpirun_argv(ctx.w, hostfile=mpi.HOSTFILE)
+    if ctx.pairwise:  # every pair of the hosts in turn: the script names the two hosts per run
+        command, args = [], pairwise.launcher_args(mpi.HOSTFILE, *mpirun_argv(ctx.w))
+    else:
+        command, args = mpirun_argv(ctx.w, hostfile=mpi.HOSTFILE)
     launcher = {
         "name": "launcher",
         "image": ctx.w.image,

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from nvcre.catalog.model import ResolvedCategory
 from nvcre.errors import UserError
 from nvcre.workloads import native, trainjob
+from nvcre.workloads import pairwise as pairwise_check
 from nvcre.workloads.common import RenderContext
 
 Adapter = Callable[[RenderContext], list[dict[str, Any]]]
@@ -32,6 +33,7 @@ def render_workload(
     target: Any = None,
     job: str | None = None,
     group: str | None = None,
+    pairwise: bool = False,
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects (plain dicts, create order) that run ``resolved`` on ``nodes``.
 
@@ -41,14 +43,19 @@ def render_workload(
     ``target`` (TargetSpec or dict) adds its node terms to the affinity and its taint
     selectors to the tolerations. ``job``/``group`` become pod labels so the controller
     can find the pods. ``owner`` is an ownerReference dict set on every object.
+    ``pairwise``: the launcher measures every pair of the nodes instead of the group at once
+    (``nvcre.workloads.pairwise``; only where ``pairwise.available``).
     """
     if adapter not in ADAPTERS:
         raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
     if not nodes and resolved.placement != "Unpinned":
         raise UserError("no nodes to render the workload on")
+    if pairwise and not pairwise_check.available(resolved, adapter):
+        raise UserError(f"the per-pair bandwidth check needs an nccl-tests MPI workload and the native adapter; "
+                        f"{resolved.key} with the {adapter} adapter is not one")
     ctx = RenderContext.build(
         resolved, name=name, namespace=namespace, nodes=list(nodes), owner=owner, target=target,
-        job=job, group=group, adapter=adapter,
+        job=job, group=group, adapter=adapter, pairwise=pairwise,
     )
     from nvcre.workloads.registry import rewrite_images
 

@@ -108,3 +108,40 @@ def test_fault_naming_an_unknown_node_is_refused():
 def test_bad_shapes_name_the_flag(spec, field):
     with pytest.raises(UserError, match=field):
         build_fleet(spec)
+
+
+def test_rack_sizes_build_uneven_racks_in_order():
+    fleet = build_fleet(FleetSpec(nodes=64, rack_sizes=(20, 16, 16, 12)))
+    by_rack: dict[str, list[str]] = {}
+    for name, fact in fleet.facts.items():
+        by_rack.setdefault(fact.rack, []).append(name)
+    assert {r: len(v) for r, v in by_rack.items()} == {"rack-1": 20, "rack-2": 16, "rack-3": 16, "rack-4": 12}
+    assert fleet.facts["gpu-node-20"].rack == "rack-1" and fleet.facts["gpu-node-21"].rack == "rack-2"
+    assert fleet.facts["gpu-node-53"].rack == "rack-4"
+    # the default is still the even split
+    assert {f.rack for f in build_fleet(FleetSpec(nodes=64, racks=4)).facts.values() if f.index < 16} == {"rack-1"}
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ((20, 16, 16), "adds up to 52 nodes, but the fleet has 64"),
+    ((64, 0), "rackSizes[1]: must be a whole number of nodes >= 1, got 0"),
+    ((32, 32.0), "rackSizes[1]"),
+])
+def test_bad_rack_sizes_say_what_is_allowed(sizes, message):
+    with pytest.raises(UserError) as err:
+        build_fleet(FleetSpec(nodes=64, rack_sizes=sizes))
+    assert message in str(err.value)
+
+
+def test_scenario_rack_sizes_are_checked_against_the_shape():
+    from nvcre.sim.faults import parse_scenario
+
+    shape = parse_scenario({"fleet": {"nodes": 64, "rackSizes": [20, 16, 16, 12]}}).fleet
+    assert shape.rack_sizes == (20, 16, 16, 12)
+    for fleet, words in (({"nodes": 60, "rackSizes": [20, 16, 16, 12]}, "add up to 64 nodes, not the fleet's 60"),
+                         ({"nodes": 64, "racks": 2, "rackSizes": [20, 16, 16, 12]}, "racks is 2 but rackSizes names 4"),
+                         ({"rackSizes": [20, 0]}, "fleet.rackSizes[1]: Input should be greater than or equal to 1"),
+                         ({"rackSizes": []}, "fleet.rackSizes")):
+        with pytest.raises(ManifestError) as err:
+            parse_scenario({"fleet": fleet})
+        assert words in str(err.value), (fleet, str(err.value))

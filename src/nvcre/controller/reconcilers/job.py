@@ -40,6 +40,7 @@ from nvcre.controller.measurements import (
     complete_status,
     measurement_objects,
     read_bandwidth,
+    with_pairs,
     read_goodput,
     training_logs,
 )
@@ -433,7 +434,8 @@ def _final_reading(ctx: Context, job: dict, pods: list[dict]) -> Reading | None:
         return None
     if bw:
         pod = ws.launcher_pod(pods)
-        return read_bandwidth(ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None)
+        text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
+        return with_pairs(read_bandwidth(text), text, pods)  # a per-pair check's pairs, named by node
     profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gp.get("logProfileRef", ""))
     return read_goodput(training_logs(ctx.kube, pods, profile), profile, prior_attempt_logs(ctx.kube, job))
 

@@ -3,6 +3,8 @@
 Rules, in order (the first that matches wins; shell wrappers, ``-c`` scripts and
 mounted script files are looked through, see ``shell.py``):
 
+0. the per-pair bandwidth check (its banner line, ``nvcre.workloads.pairwise``) ->
+   pairwise: every pair's nccl-tests run, step by step;
 1. an nccl-tests binary (``all_reduce_perf[_mpi]``, ``all_gather_perf``,
    ``alltoall_perf``, ``sendrecv_perf``, ``reduce_scatter_perf``, ...) -> nccl-tests,
    as an MPI launch when ``mpirun``/``mpiexec`` comes before it;
@@ -20,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 
-from nvcre.sim.emulators import dcgmi, megatron, nccl_tests
+from nvcre.sim.emulators import dcgmi, megatron, nccl_tests, pairwise
 from nvcre.sim.emulators.base import Line, Outcome, RunContext
 from nvcre.sim.emulators.shell import Segment, segments
 
@@ -30,6 +32,8 @@ GENERIC_MIN_S = 0.5
 def classify(ctx: RunContext) -> str:
     """Name of the emulator that would run this container."""
     segs = segments(ctx.argv, ctx.env, ctx.read_file)
+    if pairwise.find(segs):
+        return "pairwise"
     if nccl_tests.find(segs):
         return "nccl-tests"
     if dcgmi.find(segs):
@@ -44,6 +48,9 @@ def classify(ctx: RunContext) -> str:
 def emulate(ctx: RunContext) -> Outcome:
     """Run the container's program through its emulator."""
     segs = segments(ctx.argv, ctx.env, ctx.read_file)
+    banner = pairwise.find(segs)
+    if banner:
+        return pairwise.emulate(ctx, banner)
     found = nccl_tests.find(segs)
     if found:
         return nccl_tests.emulate(ctx, *found)
