@@ -104,9 +104,9 @@ def ours_installed(client: KubeClient) -> list[HelmOwner]:
     return sorted(HelmOwner(name, ns) for name, ns in found if name)
 
 
-def uninstall(helm: Helm, client: KubeClient) -> list[str]:
+def uninstall(helm: Helm, client: KubeClient) -> tuple[list[str], list[str]]:
     """`setup reset` phase deps: uninstall the releases setup init installed, then delete the
-    CRDs it applied (their objects go with them). Lines say what was done."""
+    CRDs it applied (their objects go with them). (lines that say what was done, CRDs deleted)."""
     lines = []
     for release in ours_installed(client):
         helm.run("uninstall", release.release, "-n", release.namespace)
@@ -117,7 +117,7 @@ def uninstall(helm: Helm, client: KubeClient) -> list[str]:
         client.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
     if crds:
         lines.append(f"CRDs setup init applied deleted: {', '.join(sorted(crds))}")
-    return lines or ["nothing setup init installed (a Trainer or JobSet installed otherwise is left alone)"]
+    return lines or ["nothing setup init installed (a Trainer or JobSet installed otherwise is left alone)"], sorted(crds)
 
 
 def status_rows(facts: DepsFacts) -> list[tuple[bool | None, str, str]]:

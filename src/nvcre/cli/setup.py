@@ -556,8 +556,10 @@ def reset(
         if helm is not None and "deps" not in skipped:
             from nvcre.cli import deps
 
-            for line in deps.uninstall(helm, client):
+            lines, deleted = deps.uninstall(helm, client)
+            for line in lines:
                 print(f"deps: {line}")
+            _wait_crds_gone(client, deleted)
 
 
 def crds_to_delete(crds: dict[str, dict]) -> tuple[list[str], list[str]]:
