@@ -15,8 +15,9 @@ chart ships as templates (Trainer 2.3 onwards) stay Helm's.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from nvcre.cli.deps_plan import (
     INSTALLED_BY, INSTALLED_BY_LABEL, JOBSET_CRD, TRAINER_CRDS, DepsFacts, DepsPlan, HelmOwner, crd_fact,
@@ -24,8 +25,13 @@ from nvcre.cli.deps_plan import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nvcre.cli.setup import Helm
     from nvcre.kube.client import KubeClient
+
+
+class Helm(Protocol):
+    """What this module needs of nvcre.cli.setup.Helm (which imports this module)."""
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess: ...
 
 TRAINER_RELEASE = HelmOwner("kubeflow-trainer", "kubeflow-system")  # Kubeflow's documented install
 FIELD_MANAGER = "nvcrectl-setup-deps"

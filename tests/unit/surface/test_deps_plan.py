@@ -106,3 +106,35 @@ def test_controller_and_crd_facts_read_helm_ownership_and_readiness():
     crd = crd_fact({"metadata": {"name": JOBSET_CRD, "labels": {INSTALLED_BY_LABEL: INSTALLED_BY}}})
     assert crd == Crd(JOBSET_CRD, True, None)
     assert crd_fact({"metadata": {"name": JOBSET_CRD, "annotations": helm}}) == Crd(JOBSET_CRD, False, OTHER)
+
+
+def test_install_arguments_record_ownership_and_switch_the_bundled_jobset(tmp_path):
+    from nvcre.cli.deps import crd_files, helm_args
+    from nvcre.cli.deps_plan import DepsPlan
+
+    for sub in ("crds", "charts/jobset/crds", "charts/lws/crds"):
+        (tmp_path / sub).mkdir(parents=True)
+        (tmp_path / sub / f"{sub.replace('/', '-')}.yaml").write_text("")
+    with_jobset = DepsPlan(Action.INSTALL_WITH_JOBSET, "")
+    without = DepsPlan(Action.INSTALL_WITHOUT_JOBSET, "")
+    args = helm_args(without, tmp_path)
+    assert args[:6] == ["upgrade", "--install", "kubeflow-trainer", str(tmp_path), "-n", "kubeflow-system"]
+    assert "--skip-crds" in args and args[args.index("--labels") + 1] == f"{INSTALLED_BY_LABEL}={INSTALLED_BY}"
+    assert args[-2:] == ["--set", "jobset.install=false"]
+    assert helm_args(with_jobset, tmp_path)[-1] == "jobset.install=true"
+    # JobSet's CRD only with the bundled JobSet; LWS (data cache, off by default) never
+    assert [p.name for p in crd_files(tmp_path, False)] == ["crds.yaml"]
+    assert [p.name for p in crd_files(tmp_path, True)] == ["crds.yaml", "charts-jobset-crds.yaml"]
+
+
+def test_status_rows_say_who_installed_what():
+    from nvcre.cli.deps import status_rows
+
+    ours = facts(installed=True, ours=True, trainer=trainer_crds(ours=True), crd=jobset_crd(ours=True),
+                 controllers=[ctl(1, MINE, "kubeflow-system", "jobset-controller")])
+    (t_ok, _, trainer), (j_ok, _, jobset) = status_rows(ours)
+    assert t_ok is True and "installed by setup init (helm release kubeflow-trainer in kubeflow-system)" in trainer
+    assert j_ok is True and jobset.startswith("CRD installed by setup init; Deployment kubeflow-system/jobset-controller")
+    (t_ok, _, trainer), (j_ok, _, jobset) = status_rows(facts(crd=jobset_crd()))
+    assert t_ok is None and trainer.startswith("absent (optional)")
+    assert j_ok is None and jobset == "CRD installed outside setup init; no controller Deployment found"
