@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from nvcre.cli.chart_source import DEFAULT_TRAINER_CHART_VERSION
@@ -102,19 +103,23 @@ def _external_jobset(namespace: str) -> dict:
     }
 
 
+# 2.2.1: what the reference installs (the default); 2.3.0: the newest Trainer 2.x the Go proxy
+# serves, whose chart ships the Trainer CRDs as templates (Helm's) instead of crds/ (ours to apply)
+@pytest.mark.parametrize("version", [DEFAULT_TRAINER_CHART_VERSION, "2.3.0"])
 def test_setup_init_deps_installs_trainer_refuses_ambiguity_and_reset_removes_only_its_own(
-        fresh_control_plane, oci_registry, tmp_path, capsys):
+        fresh_control_plane, oci_registry, tmp_path, capsys, version):
     from nvcre.sim.pytest_plugin import _factory
 
     cluster = Cluster(fresh_control_plane, capsys)
-    chart = trainer_chart(f"v{DEFAULT_TRAINER_CHART_VERSION}")
+    chart = trainer_chart(f"v{version}")
     meta = yaml.safe_load((chart / "Chart.yaml").read_text())
-    assert meta["version"] == DEFAULT_TRAINER_CHART_VERSION
+    assert meta["version"] == version
     assert {d["name"] for d in meta["dependencies"]} <= {p.name for p in (chart / "charts").iterdir()}
     cluster.helm("package", chart, "-d", tmp_path)
     cluster.helm("push", tmp_path / f"kubeflow-trainer-{meta['version']}.tgz", f"oci://{oci_registry}/kubeflow", "--plain-http")
     ref = f"oci://{oci_registry}/kubeflow/kubeflow-trainer"
-    init = ("setup", "init", "-y", "--skip-phases", "helm", "--plain-http")
+    init = ("setup", "init", "-y", "--skip-phases", "helm", "--plain-http", "--trainer-chart-version", version)
+    crds_dir = (chart / "crds").is_dir()  # 2.2: Trainer's CRDs in crds/, applied by setup init
 
     # a chart reference that is not there: exit 2 naming the flag, nothing changed
     before = cluster.snapshot()
@@ -126,17 +131,24 @@ def test_setup_init_deps_installs_trainer_refuses_ambiguity_and_reset_removes_on
     code, out, err = cluster.nvcrectl(*init, "--trainer-chart-ref", ref)
     assert code == 0, err
     assert "install Kubeflow Trainer with its bundled JobSet: no JobSet in the cluster" in out
-    assert f"chart {ref} (version {DEFAULT_TRAINER_CHART_VERSION})" in out
-    assert "deps: release kubeflow-trainer in kubeflow-system with its bundled JobSet; 4 CRDs applied" in out
+    assert f"chart {ref} (version {version})" in out
+    applied = 4 if crds_dir else 1
+    assert f"deps: release kubeflow-trainer in kubeflow-system with its bundled JobSet; {applied} CRDs applied" in out
     crds = cluster.crds()
-    for name in (*TRAINER_CRDS, JOBSET_CRD):
-        assert crds[name]["metadata"]["labels"][INSTALLED_BY_LABEL] == INSTALLED_BY, name
+    assert crds[JOBSET_CRD]["metadata"]["labels"][INSTALLED_BY_LABEL] == INSTALLED_BY
+    for name in TRAINER_CRDS:
+        meta_of = crds[name]["metadata"]
+        if crds_dir:
+            assert meta_of["labels"][INSTALLED_BY_LABEL] == INSTALLED_BY, name
+        else:
+            assert meta_of["annotations"]["meta.helm.sh/release-name"] == "kubeflow-trainer", name
     [release] = [r for r in cluster.releases() if r["name"] == "kubeflow-trainer"]
     assert release["namespace"] == TRAINER_NS and release["status"] == "deployed"
     assert json.loads(cluster.helm("get", "values", "kubeflow-trainer", "-n", TRAINER_NS, "-o", "json").stdout) == {
         "jobset": {"install": True}}
-    deployments = cluster.kubectl("get", "deployments", "-n", TRAINER_NS, "-o", "name").stdout.split()
-    assert "deployment.apps/jobset-controller" in deployments and any("trainer" in d for d in deployments), deployments
+    assert cluster.kubectl("get", "deployments", "-n", TRAINER_NS, "-l", "app.kubernetes.io/name=jobset",
+                           "-o", "name").stdout.strip()  # the bundled JobSet controller
+    assert "trainer" in cluster.kubectl("get", "deployments", "-n", TRAINER_NS, "-o", "name").stdout
 
     # again: an upgrade that keeps the bundled JobSet (its controller is this install's own)
     code, out, err = cluster.nvcrectl(*init, "--trainer-chart-ref", ref)
@@ -185,8 +197,8 @@ def test_setup_init_deps_installs_trainer_refuses_ambiguity_and_reset_removes_on
             "jobset": {"install": False}}
         crds = cluster.crds()
         assert INSTALLED_BY_LABEL not in (crds[JOBSET_CRD]["metadata"].get("labels") or {})  # still someone else's
-        assert "deployment.apps/jobset-controller" not in cluster.kubectl(
-            "get", "deployments", "-n", TRAINER_NS, "-o", "name").stdout.split()
+        assert cluster.kubectl("get", "deployments", "-n", TRAINER_NS, "-l", "app.kubernetes.io/name=jobset",
+                               "-o", "name").stdout.strip() == ""
 
         code, out, err = cluster.nvcrectl("setup", "reset", "-y", "--skip-phases", "cr,helm")
         assert code == 0, err

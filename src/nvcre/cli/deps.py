@@ -114,15 +114,20 @@ def uninstall(helm: Helm, client: KubeClient) -> tuple[list[str], list[str]]:
     """`setup reset` phase deps: uninstall the releases setup init installed, then delete the
     CRDs it applied (their objects go with them). (lines that say what was done, CRDs deleted)."""
     lines = []
-    for release in ours_installed(client):
+    releases = ours_installed(client)
+    # CRDs a chart ships as templates (Trainer 2.3) are the release's: gone with it, waited for
+    templated = [c["metadata"]["name"] for c in client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+                 if crd_fact(c).helm in releases]
+    for release in releases:
         helm.run("uninstall", release.release, "-n", release.namespace)
         lines.append(f"{release} uninstalled (installed by setup init)")
     crds = [c["metadata"]["name"] for c in client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition",
-                                                      label_selector=OURS)]
+                                                      label_selector=OURS)] + templated
+    crds = sorted(set(crds))
     for name in sorted(crds):
         client.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
     if crds:
-        lines.append(f"CRDs setup init applied deleted: {', '.join(sorted(crds))}")
+        lines.append(f"CRDs setup init installed, deleted: {', '.join(sorted(crds))}")
     return lines or ["nothing setup init installed (a Trainer or JobSet installed otherwise is left alone)"], sorted(crds)
 
 
