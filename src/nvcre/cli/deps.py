@@ -44,13 +44,19 @@ def release_secrets(client: KubeClient, release: HelmOwner) -> list[dict]:
     return list_if_allowed(client, "v1", "Secret", release.namespace, label_selector=f"owner=helm,name={release.release}")
 
 
-def observe(client: KubeClient, crds: dict[str, dict], release: HelmOwner = TRAINER_RELEASE) -> DepsFacts:
+def observe(client: KubeClient, crds: dict[str, dict], release: HelmOwner = TRAINER_RELEASE, *,
+            strict: bool = True) -> DepsFacts:
     """The facts deps_plan.decide reads: Trainer's release, the Trainer and JobSet CRDs and
-    every JobSet controller Deployment in the cluster."""
+    every JobSet controller Deployment in the cluster. ``strict`` (init): a Deployment list
+    the user may not read is an error, never read as "no JobSet controller"; status shows
+    what it may read."""
+    from nvcre.report.collect import list_if_allowed
+
     secrets = release_secrets(client, release)
     latest = max(secrets, key=lambda s: int(s["metadata"]["labels"].get("version", "0")), default=None)
     ours = bool(latest) and (latest["metadata"].get("labels") or {}).get(INSTALLED_BY_LABEL) == INSTALLED_BY
-    controllers = tuple(jobset_controller(d) for d in client.list("apps/v1", "Deployment") if is_jobset_controller(d))
+    deployments = client.list("apps/v1", "Deployment") if strict else list_if_allowed(client, "apps/v1", "Deployment")
+    controllers = tuple(jobset_controller(d) for d in deployments if is_jobset_controller(d))
     return DepsFacts(
         release=release,
         release_installed=latest is not None,

@@ -490,7 +490,7 @@ def status(
         _check(rows, True if dcgm else None, "DCGM", f"Service {DCGM_SERVICE[0]}/{DCGM_SERVICE[1]} " + ("present" if dcgm else "missing (needed by diagnostics/dcgm-level4 only; or set dcgmHost)"))
         from nvcre.cli import deps
 
-        for ok, what, detail in deps.status_rows(deps.observe(client, crds)):
+        for ok, what, detail in deps.status_rows(deps.observe(client, crds, strict=False)):
             _check(rows, ok, what, detail)
     width = max(len(r[1]) for r in rows)
     for mark, what, detail in rows:
