@@ -38,7 +38,8 @@ KUBECONFIG=$(sed -n 's/^export KUBECONFIG=//p' "$STATE/sim-up.txt" | tail -1)
 export KUBECONFIG
 
 say "Installing nvcre with Helm (CRDs, RBAC, default LogProfiles; the controller runs locally)"
-"$NVCRECTL" setup init --auto-approve --set controller.replicas=0
+# --skip-phases deps: the demo runs the native batch/v1 adapter, so no Kubeflow Trainer (nor a pull from ghcr.io)
+"$NVCRECTL" setup init --auto-approve --skip-phases deps --set controller.replicas=0
 
 say "Starting the nvcre controller (log: $STATE/controller.log)"
 "$NVCRECTL" controller run --kubeconfig "$KUBECONFIG" >"$STATE/controller.log" 2>&1 &

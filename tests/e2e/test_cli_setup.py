@@ -66,18 +66,26 @@ def test_setup_init_status_reset(control_plane, kubeconfig, kubectl, crds):
     kubectl("apply", "-f", "-", input=json.dumps(FOREIGN_CRD))
     try:
         # bad input first: nothing is installed
-        bad = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--set", "rbac.scope=everywhere", helm_path=helm)
+        # phase deps: the JobSet CRD above runs no controller, so who owns JobSet is ambiguous:
+        # refused before anything changes (docs/design/112-jobset-ownership.md). The rest of
+        # this test is about phase helm and skips deps (tests/integration/test_setup_deps.py).
+        ambiguous = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, helm_path=helm)
+        assert ambiguous.returncode == 2 and "JobSet ownership is ambiguous, nothing was changed" in ambiguous.stderr
+        assert "no JobSet controller was found" in ambiguous.stderr and "Traceback" not in ambiguous.stderr
+        assert kubectl("get", "namespace", ns, check=False).returncode != 0  # nothing installed
+        nodeps = ("--skip-phases", "deps")
+        bad = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, *nodeps, "--set", "rbac.scope=everywhere", helm_path=helm)
         # the values schema refuses it, naming the value's path and what is allowed
         assert bad.returncode == 2 and "/rbac/scope" in bad.stderr and "'namespaced', 'cluster'" in bad.stderr, bad.stderr
         assert "Traceback" not in bad.stderr
-        bad_set = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--set", "controller.replicas", helm_path=helm)
+        bad_set = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, *nodeps, "--set", "controller.replicas", helm_path=helm)
         assert bad_set.returncode == 2 and "expected KEY=VALUE" in bad_set.stderr
         bad_phase = nvcrectl(kubeconfig, "setup", "init", "-y", "--skip-phases", "crds", helm_path=helm)
         assert bad_phase.returncode == 2 and "accepted: deps, helm" in bad_phase.stderr
 
         # install: the controller runs as a local process on the test bed, so 0 replicas
         first = nvcrectl(
-            kubeconfig, "setup", "init", "-y", "-n", ns,
+            kubeconfig, "setup", "init", "-y", "-n", ns, *nodeps,
             "--set", "controller.replicas=0", "--set", "controller.resources.limits.memory=1Gi", helm_path=helm,
         )
         assert first.returncode == 0, first.stderr
@@ -86,9 +94,9 @@ def test_setup_init_status_reset(control_plane, kubeconfig, kubectl, crds):
         assert "release nvcre installed (revision 1)" in first.stdout
 
         # a second run with one new value keeps the earlier ones
-        bad_secret = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--image-pull-secret", "Reg_Cred", helm_path=helm)
+        bad_secret = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, *nodeps, "--image-pull-secret", "Reg_Cred", helm_path=helm)
         assert bad_secret.returncode == 2 and "--image-pull-secret 'Reg_Cred'" in bad_secret.stderr
-        second = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, "--rbac-scope", "namespaced",
+        second = nvcrectl(kubeconfig, "setup", "init", "-y", "-n", ns, *nodeps, "--rbac-scope", "namespaced",
                           "--image-pull-secret", "regcred", helm_path=helm)
         assert second.returncode == 0, second.stderr
         deployment = json.loads(kubectl("get", "deployment", "-n", ns, "-o", "json").stdout)["items"][0]

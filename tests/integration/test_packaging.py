@@ -186,7 +186,9 @@ def test_setup_init_from_the_wheel_alone(fresh_install, control_plane, kubeconfi
     env = _clean_env(KUBECONFIG=kubeconfig, NVCRE_HELM=str(control_plane.helm_path))
     ns = f"wheel-{secrets.token_hex(3)}"
     release = f"w{secrets.token_hex(3)}"
-    common = ["-y", "-n", ns, "--release", release, "--set", "controller.replicas=0", "--set", "logProfiles.install=false"]
+    # --skip-phases deps: this is about the nvcre chart; phase deps has its own test (test_setup_deps.py)
+    common = ["-y", "-n", ns, "--release", release, "--skip-phases", "deps", "--set", "controller.replicas=0",
+              "--set", "logProfiles.install=false"]
     try:
         first = _run([fresh_install / "nvcrectl", "setup", "init", *common], cwd=tmp_path, env=env, check=False)
         assert first.returncode == 0, first.stderr

@@ -75,3 +75,40 @@ def test_bad_local_charts_are_refused(tmp_path, make):
     with pytest.raises(UserError, match="--chart"):
         with cs.local_chart(target, None, None, pull=None):
             pass
+
+
+@pytest.mark.parametrize("ref,version,message", [
+    ("https://ghcr.io/kubeflow/charts/kubeflow-trainer", None, "expected oci://REGISTRY/REPO/kubeflow-trainer"),
+    ("oci://", None, "expected an OCI chart reference"),
+    ("oci://ghcr.io/kubeflow/charts/kubeflow-trainer", "2.2.1; rm -rf /", "--trainer-chart-version"),
+    ("./kubeflow-trainer", "2.2.1", "needs an oci:// --trainer-chart-ref"),
+])
+def test_bad_trainer_chart_refs_are_refused(ref, version, message):
+    with pytest.raises(UserError, match=message):
+        cs.check_trainer_chart_ref(ref, version)
+
+
+def test_trainer_chart_default_is_the_published_2_2_chart():
+    cs.check_trainer_chart_ref(cs.DEFAULT_TRAINER_CHART_REF, None)
+    assert cs.DEFAULT_TRAINER_CHART_REF == "oci://ghcr.io/kubeflow/charts/kubeflow-trainer"
+    assert cs.DEFAULT_TRAINER_CHART_VERSION.startswith("2.2.")
+
+
+def test_trainer_chart_pulls_the_pinned_version_or_reads_a_directory(repo_root, tmp_path):
+    calls = []
+
+    def pull(*args):
+        calls.append(args)
+        untardir = args[args.index("--untardir") + 1]
+        import shutil
+
+        shutil.copytree(repo_root / "charts/nvcre", f"{untardir}/kubeflow-trainer")
+
+    with cs.trainer_chart("oci://127.0.0.1:5000/charts/kubeflow-trainer", None, pull, plain_http=True) as path:
+        assert (path / "Chart.yaml").is_file()
+    assert calls[0][calls[0].index("--version") + 1] == cs.DEFAULT_TRAINER_CHART_VERSION and "--plain-http" in calls[0]
+    with cs.trainer_chart(str(repo_root / "charts/nvcre"), None, pull=None) as path:
+        assert path == repo_root / "charts/nvcre"
+    with pytest.raises(UserError, match=r"--trainer-chart-ref .*absent\.tgz: not found; pass the Kubeflow Trainer chart"):
+        with cs.trainer_chart(str(tmp_path / "absent.tgz"), None, pull=None):
+            pass

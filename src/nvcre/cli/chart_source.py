@@ -1,4 +1,5 @@
-"""Where `setup init` gets the nvcre chart: a directory, an archive or an OCI reference.
+"""Where `setup init` gets its charts (nvcre's, and Kubeflow Trainer's for phase deps):
+a directory, an archive or an OCI reference.
 
 The wheel carries the chart (nvcre/_chart, copied in by the build), so an installed
 nvcrectl needs nothing beside it; a source checkout uses its charts/nvcre. An archive
@@ -19,6 +20,9 @@ from nvcre.errors import UserError
 
 OCI_REF = re.compile(r"^oci://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._\-]+)+$")
 _VERSION = re.compile(r"^[0-9A-Za-z.+\-^~<>=*, |]{1,64}$")
+# Kubeflow Trainer's published chart, at the version the reference installs (2.2.x)
+DEFAULT_TRAINER_CHART_REF = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer"
+DEFAULT_TRAINER_CHART_VERSION = "2.2.1"
 
 
 def packaged_chart() -> Path | None:
@@ -60,7 +64,6 @@ def local_chart(
     plain_http: bool = False,
 ) -> Iterator[Path]:
     """A chart directory for the duration of the block; ``pull`` runs ``helm pull ARGS``."""
-    import tarfile
     if ref is not None:
         with tempfile.TemporaryDirectory(prefix="nvcre-chart-") as tmp:
             args = [ref, "--untar", "--untardir", tmp]
@@ -74,21 +77,55 @@ def local_chart(
     path = chart or default_chart()
     if path is None:
         raise UserError("--chart: no chart in this installation: pass --chart DIR|ARCHIVE or --chart-ref oci://...")
-    path = Path(path)
+    with _chart_on_disk(Path(path), "--chart", "the nvcre chart") as found:
+        yield found
+
+
+@contextmanager
+def _chart_on_disk(path: Path, flag: str, what: str) -> Iterator[Path]:
+    """A chart directory as it is, or a .tgz archive unpacked for the block."""
+    import tarfile
     if path.is_dir():
         if not (path / "Chart.yaml").is_file():
-            raise UserError(f"--chart {path}: not a chart (no Chart.yaml)")
+            raise UserError(f"{flag} {path}: not a chart (no Chart.yaml)")
         yield path
         return
     if not path.is_file():
-        raise UserError(f"--chart {path}: not found; pass the nvcre chart's directory or .tgz archive")
+        raise UserError(f"{flag} {path}: not found; pass {what}'s directory or .tgz archive")
     with tempfile.TemporaryDirectory(prefix="nvcre-chart-") as tmp:
         try:
             with tarfile.open(path) as archive:
                 archive.extractall(tmp, filter="data")
         except (tarfile.TarError, OSError) as err:
-            raise UserError(f"--chart {path}: not a chart archive ({err})") from None
+            raise UserError(f"{flag} {path}: not a chart archive ({err})") from None
         yield _only_chart(Path(tmp), str(path))
+
+
+def check_trainer_chart_ref(ref: str, version: str | None) -> None:
+    """--trainer-chart-ref: an oci:// reference, or a local chart directory or .tgz."""
+    if ref.startswith("oci://"):
+        if not OCI_REF.match(ref):
+            raise UserError(f"--trainer-chart-ref {ref!r}: expected an OCI chart reference like {DEFAULT_TRAINER_CHART_REF}")
+        if version is not None and not _VERSION.match(version):
+            raise UserError(f"--trainer-chart-version {version!r}: expected a version like {DEFAULT_TRAINER_CHART_VERSION}")
+        return
+    if re.match(r"^[a-z][a-z0-9+.\-]*://", ref):
+        raise UserError(f"--trainer-chart-ref {ref!r}: expected oci://REGISTRY/REPO/kubeflow-trainer, "
+                        "a chart directory or a .tgz archive")
+    if version is not None:
+        raise UserError("--trainer-chart-version needs an oci:// --trainer-chart-ref (a local chart has one version)")
+
+
+@contextmanager
+def trainer_chart(ref: str, version: str | None, pull: Callable[..., object], plain_http: bool = False) -> Iterator[Path]:
+    """The Kubeflow Trainer chart for the block: pulled (``version`` defaults to the pinned
+    2.2.x) or read from a directory or archive."""
+    if ref.startswith("oci://"):
+        with local_chart(None, ref, version or DEFAULT_TRAINER_CHART_VERSION, pull, plain_http) as path:
+            yield path
+        return
+    with _chart_on_disk(Path(ref).expanduser(), "--trainer-chart-ref", "the Kubeflow Trainer chart") as path:
+        yield path
 
 
 def _only_chart(root: Path, what: str) -> Path:

@@ -227,28 +227,37 @@ def _load_one(file: Path, kind: str) -> dict:
 
 def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: str,
             kubeconfig: str | None, context: str | None, wait: bool, output: str,
-            before: tuple[dict, ...] = (), grant: bool = False) -> KubeClient:
+            before: tuple[dict, ...] = (), grant: bool = False, cleanup: bool = False) -> KubeClient:
     """Create the run namespace, let the controller into it, create the run object, and
     say where to watch it; the client is returned for the wait.
 
     Progress and hints go to stderr. Without --wait the created object is the
     command's result, on stdout in the chosen format; with --wait stdout is the report's.
+    With ``cleanup`` (--cleanup), a run object that cannot be created takes back the
+    namespace and pull Secret made for it: nothing of a refused run is left behind.
     """
     kind, name = obj["kind"].lower(), obj["metadata"]["name"]
     with cluster_errors():
         client = connect(kubeconfig, context)
         created = _ensure_namespace(client, namespace, name)
         info(f"namespace/{namespace} {'created' if created else 'exists'}")
-        if grant:
-            info(_grant_run_access(client, namespace, release, controller_namespace))
-        else:
-            hint = _run_access_hint(client, namespace, release, controller_namespace)
-            if hint:
-                info(hint)
-        for extra in before:  # e.g. the workload registry's pull Secret
-            _create(client, extra, namespace)
-            info(f"{extra['kind'].lower()}/{extra['metadata']['name']} created")
-        _create(client, obj, namespace)
+        made: list[dict] = []
+        try:
+            if grant:
+                info(_grant_run_access(client, namespace, release, controller_namespace))
+            else:
+                hint = _run_access_hint(client, namespace, release, controller_namespace)
+                if hint:
+                    info(hint)
+            for extra in before:  # e.g. the workload registry's pull Secret
+                _create(client, extra, namespace)
+                made.append(extra)
+                info(f"{extra['kind'].lower()}/{extra['metadata']['name']} created")
+            _create(client, obj, namespace)
+        except BaseException:
+            if cleanup:
+                _undo_submit(client, namespace, created, made)
+            raise
     ref = f"{kind}.nvcre.nvidia.com/{name}"
     if wait or output != "text":
         info(f"{ref} created in namespace {namespace}")
@@ -257,6 +266,22 @@ def _submit(obj: dict, namespace: str, *, release: str, controller_namespace: st
     info(f"  watch:  kubectl get {kind}s -n {namespace} -w")
     info(f"  report: nvcrectl {kind} report {name} -n {namespace}")
     return client
+
+
+def _undo_submit(client: KubeClient, namespace: str, created_namespace: bool, made: list[dict]) -> None:
+    """--cleanup when the run object was never created: delete the namespace this run made
+    (its Secret goes with it), else only the objects it made in a namespace that was there.
+    A failure here is a warning: the refusal that got us here is the error to report."""
+    try:
+        if created_namespace:
+            client.delete("v1", "Namespace", namespace)
+            info(f"[cleanup] namespace/{namespace} deleted (nvcrectl created it for this run, which was not created)")
+            return
+        for extra in made:
+            client.delete(extra["apiVersion"], extra["kind"], extra["metadata"]["name"], namespace)
+            info(f"[cleanup] {extra['kind'].lower()}/{extra['metadata']['name']} deleted (the run was not created)")
+    except Exception as err:  # noqa: BLE001 - reported, never hides the refusal
+        info(f"[cleanup] warning: could not remove what this run made in {namespace}: {err}")
 
 
 def _print_created(obj: dict, ref: str, namespace: str, output: str) -> None:
@@ -390,7 +415,8 @@ def _submit_and_finish(lifecycle: Lifecycle, obj: dict, namespace: str, *, relea
             installed = run_setup(lifecycle, release=release, namespace=controller_namespace, kubeconfig=kubeconfig,
                                   context=context)
         client = _submit(obj, namespace, release=release, controller_namespace=controller_namespace, kubeconfig=kubeconfig,
-                         context=context, wait=wait, output=output, before=before, grant=grant)
+                         context=context, wait=wait, output=output, before=before, grant=grant,
+                         cleanup=lifecycle.cleanup)
         created = True
         _finish(client, kind, name, namespace, wait, timeout, output, files, why=why, wide=wide, cleanup=lifecycle.cleanup)
     finally:

@@ -10,6 +10,7 @@ the chart's appVersion), so an old pin never holds the controller on an old imag
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,7 +25,10 @@ import typer
 
 from nvcre import API_GROUP
 from nvcre.cli.apps import setup_app
-from nvcre.cli.chart_source import check_chart_ref, local_chart
+from nvcre.cli.chart_source import (
+    DEFAULT_TRAINER_CHART_REF, DEFAULT_TRAINER_CHART_VERSION, check_chart_ref, check_trainer_chart_ref, local_chart,
+    trainer_chart,
+)
 from nvcre.cli.rbac import release_fullname
 from nvcre.cli.report import ContextOpt, KubeconfigOpt, cluster_errors, connect
 from nvcre.errors import UserError
@@ -233,7 +237,9 @@ def init(
     chart: Optional[Path] = typer.Option(None, "--chart", help="Chart directory or .tgz archive (default: the chart inside this installation)."),
     chart_ref: Optional[str] = typer.Option(None, "--chart-ref", help="OCI chart instead, e.g. oci://ghcr.io/nvcre/charts/nvcre (pulled with helm)."),
     chart_version: Optional[str] = typer.Option(None, "--chart-version", "--version", help="Version of the --chart-ref chart (default: the newest); --version as in the reference."),
-    plain_http: bool = typer.Option(False, "--plain-http", help="Pull --chart-ref over plain HTTP (a local registry)."),
+    trainer_chart_ref: str = typer.Option(DEFAULT_TRAINER_CHART_REF, "--trainer-chart-ref", help="Kubeflow Trainer chart for phase deps: oci://..., a chart directory or .tgz."),
+    trainer_chart_version: Optional[str] = typer.Option(None, "--trainer-chart-version", help=f"Version of an oci:// --trainer-chart-ref (default {DEFAULT_TRAINER_CHART_VERSION})."),
+    plain_http: bool = typer.Option(False, "--plain-http", help="Pull --chart-ref and --trainer-chart-ref over plain HTTP (a local registry)."),
     namespace: str = NamespaceOpt,
     release: str = ReleaseOpt,
     auto_approve: bool = AutoApproveOpt,
@@ -254,9 +260,26 @@ def init(
     if rbac_scope:
         derived.append(f"rbac.scope={rbac_scope}")
     check_chart_ref(chart_ref, chart, chart_version)
+    if "deps" not in skipped:
+        check_trainer_chart_ref(trainer_chart_ref, trainer_chart_version)
     helm = Helm(find_helm(helm_bin), kubeconfig, context)
-    with cluster_errors(), local_chart(chart, chart_ref, chart_version, lambda *a: helm.run("pull", *a), plain_http) as chart_path:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(cluster_errors())
+        chart_path = stack.enter_context(local_chart(chart, chart_ref, chart_version, lambda *a: helm.run("pull", *a), plain_http))
         client = connect(kubeconfig, context)
+        deps_plan, deps_chart = None, None
+        if "deps" not in skipped:
+            # decided (and the chart fetched) before the prompt: an ambiguous JobSet or an
+            # unreachable chart stops the command before anything on the cluster changes
+            from nvcre.cli import deps
+            from nvcre.cli.deps_plan import Action, decide
+
+            crds = {c["metadata"]["name"]: c for c in client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")}
+            deps_plan = decide(deps.observe(client, crds))
+            if deps_plan.action is Action.REFUSE:
+                raise UserError(f"deps: {deps_plan.reason}")
+            if deps_plan.installs:
+                deps_chart = stack.enter_context(_pulled_trainer_chart(helm, trainer_chart_ref, trainer_chart_version, plain_http))
         previous, revision = helm.release_values(release, namespace)
         kept = kept_values(previous or {}, reset_values)
         chart_meta = yaml.safe_load((chart_path / "Chart.yaml").read_text()) or {}
@@ -266,6 +289,11 @@ def init(
         print(f"  release:   {release} in namespace {namespace} ({'installed, revision ' + revision if revision else 'not installed yet'})")
         print(f"  chart:     {chart_ref or chart_path} (version {chart_meta.get('version', '?')}, app {chart_meta.get('appVersion', '?')})")
         print(f"  phases:    {', '.join(p for p in INIT_PHASES if p not in skipped) or 'none'}")
+        if deps_plan is not None:
+            print(f"  deps:      {deps_plan.action.value}: {deps_plan.reason}")
+            if deps_chart is not None:
+                trainer_meta = yaml.safe_load((deps_chart / "Chart.yaml").read_text()) or {}
+                print(f"             chart {trainer_chart_ref} (version {trainer_meta.get('version', '?')})")
         print("  values, in order (later wins; contents not shown):")
         if kept:
             print(f"    kept from the installed release: {', '.join(_leaf_keys(kept))}")
@@ -286,8 +314,12 @@ def init(
                 print("nothing changed")
                 raise typer.Exit(1)
 
-        if "deps" not in skipped:
-            print("deps: nothing to install: the native adapter needs only core Kubernetes; Kubeflow Trainer is used when its CRDs are present")
+        if deps_plan is not None and deps_chart is not None:
+            from nvcre.cli import deps
+
+            print(f"deps: {deps.install(helm, client, deps_plan, deps_chart)}")
+        elif deps_plan is not None:
+            print(f"deps: nothing installed: {deps_plan.reason}")
         if "helm" in skipped:
             print("helm: skipped (--skip-phases helm)")
             return
@@ -318,6 +350,19 @@ def init(
         _, new_revision = helm.release_values(release, namespace)
         print(f"helm: release {release} {'upgraded' if revision else 'installed'} (revision {new_revision}) in namespace {namespace}")
         print("next: nvcrectl setup status")
+
+
+@contextlib.contextmanager
+def _pulled_trainer_chart(helm: Helm, ref: str, version: str | None, plain_http: bool):
+    """The Trainer chart for phase deps; a pull that fails names --trainer-chart-ref."""
+    def pull(*args: str):
+        try:
+            return helm.run("pull", *args)
+        except UserError as err:
+            raise UserError(f"--trainer-chart-ref {ref}: {err.message}") from None
+
+    with trainer_chart(ref, version, pull, plain_http) as path:
+        yield path
 
 
 def _leaf_keys(values: dict, prefix: str = "") -> list[str]:
@@ -443,8 +488,10 @@ def status(
         _check(rows, bool(gpu), "GPU Operator labels", f"{len(gpu)} nodes with nvidia.com/gpu.present=true" + (f" ({', '.join(products)})" if products else "") if gpu else "no node has nvidia.com/gpu.present=true: install the GPU Operator")
         dcgm = client.get("v1", "Service", DCGM_SERVICE[1], DCGM_SERVICE[0])
         _check(rows, True if dcgm else None, "DCGM", f"Service {DCGM_SERVICE[0]}/{DCGM_SERVICE[1]} " + ("present" if dcgm else "missing (needed by diagnostics/dcgm-level4 only; or set dcgmHost)"))
-        trainer = "trainjobs.trainer.kubeflow.org" in crds
-        _check(rows, True if trainer else None, "Kubeflow Trainer", "present: trainjob adapter available" if trainer else "absent (optional): workloads use the native batch/v1 adapter")
+        from nvcre.cli import deps
+
+        for ok, what, detail in deps.status_rows(deps.observe(client, crds, strict=False)):
+            _check(rows, ok, what, detail)
     width = max(len(r[1]) for r in rows)
     for mark, what, detail in rows:
         print(f"{mark} {what:<{width}}  {detail}")
@@ -468,10 +515,11 @@ def reset(
     context: Optional[str] = ContextOpt,
 ) -> None:
     """Remove what setup init installed: nvcre objects (cr), the release and nvcre's own CRDs
-    (helm). ReportExport and ReportExportPolicy objects and their CRDs are kept, as in the
-    reference. CRDs of other groups (JobSet, Trainer, ServiceMonitor, ...) are never touched."""
+    (helm), and the Kubeflow Trainer release and CRDs that setup init's phase deps installed
+    (deps; a Trainer or JobSet installed otherwise is never touched). ReportExport and
+    ReportExportPolicy objects and their CRDs are kept, as in the reference."""
     skipped = parse_phases(skip_phases, RESET_PHASES, "setup reset")
-    helm = Helm(find_helm(helm_bin), kubeconfig, context) if "helm" not in skipped else None
+    helm = Helm(find_helm(helm_bin), kubeconfig, context) if {"helm", "deps"} - skipped else None
     with cluster_errors():
         client = connect(kubeconfig, context)
         print(f"Reset on {client.configuration.host}: phases {', '.join(p for p in RESET_PHASES if p not in skipped) or 'none'}")
@@ -492,7 +540,7 @@ def reset(
                     if client.delete(f"{API_GROUP}/v1alpha1", kind, meta["name"], meta.get("namespace")):
                         removed += 1
             print(f"cr: deleted {removed} nvcre objects")
-        if helm is not None:
+        if helm is not None and "helm" not in skipped:
             installed = helm.run("status", release, "-n", namespace, check=False).returncode == 0
             if installed:
                 helm.run("uninstall", release, "-n", namespace)
@@ -505,8 +553,13 @@ def reset(
             _wait_crds_gone(client, ours)
             print(f"crds: deleted {len(ours)} nvcre CRDs; kept {len(kept)} ({', '.join(kept)}: ReportExport "
                   f"delivery records and policies are retained) and {len(crds) - len(ours) - len(kept)} CRDs of other groups")
-        if "deps" not in skipped:
-            print("deps: nothing to remove (setup init installs no dependencies)")
+        if helm is not None and "deps" not in skipped:
+            from nvcre.cli import deps
+
+            lines, deleted = deps.uninstall(helm, client)
+            for line in lines:
+                print(f"deps: {line}")
+            _wait_crds_gone(client, deleted)
 
 
 def crds_to_delete(crds: dict[str, dict]) -> tuple[list[str], list[str]]:

@@ -210,3 +210,62 @@ def test_a_failed_setup_is_not_followed_by_a_reset(monkeypatch, capsys):
     monkeypatch.setattr(lifecycle, "_nvcrectl", lambda argv: rec.calls.append(tuple(argv[:2])) or 3)
     assert main([*CERT, "--setup", "--wait", "--cleanup"]) == 3
     assert rec.calls == [("setup", "init")]  # no ("setup", "reset"): the failed init may sit on an older install
+
+
+class RefusingCluster:
+    """A cluster whose API server refuses the run object itself (422): what --cleanup must
+    take back is what the run made before that, and only that."""
+
+    def __init__(self, *, namespace_exists: bool = False):
+        self.namespace_exists = namespace_exists
+        self.created: list[tuple[str, str]] = []
+        self.deleted: list[tuple[str, str, str | None]] = []
+
+    def create(self, obj, namespace=None):
+        from nvcre.kube.client import ApiError
+
+        if obj["kind"] == "Certification":
+            raise ApiError(422, "Invalid", 'Certification.nvcre.nvidia.com "nvcrectl-t" is invalid: spec: refused by a policy')
+        if obj["kind"] == "Namespace" and self.namespace_exists:
+            return obj, False
+        self.created.append((obj["kind"], obj["metadata"]["name"]))
+        return obj, True
+
+    def get(self, api_version, kind, name, namespace=None):
+        return None
+
+    def delete(self, api_version, kind, name, namespace=None, **kw):
+        self.deleted.append((kind, name, namespace))
+        return True
+
+
+REGISTRY = ["--workload-registry", "mirror.example:5000", "--workload-registry-username", "u",
+            "--workload-registry-password", "p"]
+
+
+@pytest.mark.parametrize("extra,namespace_exists,deleted", [
+    # the fresh namespace goes, and the pull Secret in it with it
+    ([], False, [("Namespace", "nvcrectl-t", None)]),
+    # a namespace the user named stays: only the Secret this run made there is removed
+    (["-n", "team-a"], True, [("Secret", "nvcrectl-pull-nvcrectl-t", "team-a")]),
+])
+def test_cleanup_removes_what_a_refused_run_made(monkeypatch, capsys, extra, namespace_exists, deleted):
+    import nvcre.cli.run as run
+
+    cluster = RefusingCluster(namespace_exists=namespace_exists)
+    monkeypatch.setattr(run, "connect", lambda *a: cluster)
+    assert main([*CERT, *REGISTRY, *extra, "--wait", "--cleanup"]) == 2
+    err = capsys.readouterr().err
+    assert "refused by a policy" in err and "Traceback" not in err
+    assert ("Secret", "nvcrectl-pull-nvcrectl-t") in cluster.created
+    assert cluster.deleted == deleted
+
+
+def test_without_cleanup_a_refused_run_leaves_its_namespace(monkeypatch, capsys):
+    import nvcre.cli.run as run
+
+    cluster = RefusingCluster()
+    monkeypatch.setattr(run, "connect", lambda *a: cluster)
+    assert main([*CERT, *REGISTRY, "--wait"]) == 2
+    assert cluster.created == [("Namespace", "nvcrectl-t"), ("Secret", "nvcrectl-pull-nvcrectl-t")]
+    assert cluster.deleted == []
