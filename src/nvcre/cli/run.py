@@ -406,10 +406,10 @@ def _submit_and_finish(lifecycle: Lifecycle, obj: dict, namespace: str, *, relea
                        grant: bool, timeout: float, files: tuple, why: str, wide: bool) -> None:
     """--setup, create the run, --wait for it, and --cleanup on every way out once anything was
     made (the run's exit code stands; cleanup problems are warnings)."""
-    from nvcre.cli.run_lifecycle import run_cleanup, run_setup
+    from nvcre.cli.run_lifecycle import SetupOutcome, run_cleanup, run_setup
 
     kind, name = obj["kind"], obj["metadata"]["name"]
-    created = installed = False
+    created, installed = False, SetupOutcome()
     try:
         if lifecycle.setup:
             installed = run_setup(lifecycle, release=release, namespace=controller_namespace, kubeconfig=kubeconfig,

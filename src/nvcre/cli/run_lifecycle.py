@@ -76,6 +76,14 @@ def controller_pull_secret(token: str, image: str | None, namespace: str) -> dic
     }
 
 
+@dataclass(frozen=True)
+class SetupOutcome:
+    """What --setup installed in this run: --cleanup resets only that."""
+
+    release: bool = False
+    deps: bool = False
+
+
 def setup_argv(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig: str | None,
                context: str | None) -> list[str]:
     """The ``setup init`` command line --setup runs (no prompt: the run command is the approval)."""
@@ -87,9 +95,15 @@ def setup_argv(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig
     return argv + _connection(kubeconfig, context)
 
 
-def reset_argv(*, release: str, namespace: str, kubeconfig: str | None, context: str | None) -> list[str]:
-    """The ``setup reset`` command line --cleanup runs after --setup."""
-    return ["setup", "reset", "--auto-approve", "--release", release, "--namespace", namespace,
+def reset_argv(*, release: str, namespace: str, kubeconfig: str | None, context: str | None,
+               installed: SetupOutcome | None = None) -> list[str]:
+    """The ``setup reset`` command line --cleanup runs after --setup, for what this run's setup
+    installed: the release (with every run in it) and/or the dependencies; what was there
+    before (an earlier ``setup init``) stays."""
+    installed = installed or SetupOutcome(release=True, deps=True)
+    kept = [*([] if installed.release else ["cr", "helm"]), *([] if installed.deps else ["deps"])]
+    skip = ["--skip-phases", ",".join(kept)] if kept else []
+    return ["setup", "reset", "--auto-approve", "--release", release, "--namespace", namespace, *skip,
             *_connection(kubeconfig, context)]
 
 
@@ -121,11 +135,25 @@ def _release_exists(release: str, namespace: str, kubeconfig: str | None, contex
     return values is not None
 
 
-def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig: str | None, context: str | None) -> bool:
+def _deps_installed(kubeconfig: str | None, context: str | None) -> bool:
+    """Whether a Trainer release of ``setup init`` is there. Unknown reads as installed (then
+    --cleanup leaves the dependencies alone, the safe side)."""
+    from nvcre.cli.deps import ours_installed
+    from nvcre.cli.report import connect
+
+    try:
+        return bool(ours_installed(connect(kubeconfig, context)))
+    except Exception:  # noqa: BLE001 - setup init itself reports what is wrong with the cluster
+        return True
+
+
+def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig: str | None,
+              context: str | None) -> SetupOutcome:
     """--setup: the controller pull Secret (with a token), then ``setup init``; a failure stops the
-    run. True when this run installed the release (it was not there before), so that --cleanup
-    resets only an install it made itself."""
+    run. Says whether this run installed the release and the dependencies (they were not there
+    before), so that --cleanup resets only an install it made itself."""
     fresh = not _release_exists(release, namespace, kubeconfig, context)
+    had_deps = _deps_installed(kubeconfig, context)
     if lifecycle.controller_token is not None:
         from nvcre.cli.report import cluster_errors, connect
 
@@ -143,16 +171,17 @@ def run_setup(lifecycle: Lifecycle, *, release: str, namespace: str, kubeconfig:
         raise UserError(f"--setup: setup init failed (exit {code}); nothing was created", exit_code=code)
     if not fresh:
         print(f"[setup] release {release} was already installed: --cleanup will leave it", file=sys.stderr)
-    return fresh
+    return SetupOutcome(release=fresh, deps=not had_deps and _deps_installed(kubeconfig, context))
 
 
 def run_cleanup(lifecycle: Lifecycle, *, created: bool, kind: str, name: str, namespace: str, release: str,
                 controller_namespace: str, kubeconfig: str | None, context: str | None,
-                cleanup_run: Callable[..., None], installed: bool = False) -> bool:
+                cleanup_run: Callable[..., None], installed: SetupOutcome = SetupOutcome()) -> bool:
     """--cleanup: delete the run (only when this command created it) and wait until it is
     gone, its namespace when this run made it, then ``setup reset`` only when --setup installed
     the release in this run (``installed``): a reset deletes every run in the cluster, so an
-    install that was there before, or a setup that failed, is left alone. True when every step
+    install that was there before, or a setup that failed, is left alone; the dependencies
+    (Kubeflow Trainer) are reset only when this run's setup installed them too. True when every step
     succeeded; a failed step is a warning, so the run's own exit code stands.
     ``cleanup_run`` is the `cleanup` command's own deletion, passed in by the run command."""
 
@@ -165,8 +194,9 @@ def run_cleanup(lifecycle: Lifecycle, *, created: bool, kind: str, name: str, na
         except UserError as err:
             print(f"[cleanup] warning: {err.message}", file=sys.stderr)
             ok = False
-    if lifecycle.setup and installed:
-        code = _nvcrectl(reset_argv(release=release, namespace=controller_namespace, kubeconfig=kubeconfig, context=context))
+    if lifecycle.setup and (installed.release or installed.deps):
+        code = _nvcrectl(reset_argv(release=release, namespace=controller_namespace, kubeconfig=kubeconfig,
+                                    context=context, installed=installed))
         if code:
             print(f"[cleanup] warning: setup reset failed (exit {code})", file=sys.stderr)
             ok = False

@@ -269,3 +269,24 @@ def test_without_cleanup_a_refused_run_leaves_its_namespace(monkeypatch, capsys)
     assert main([*CERT, *REGISTRY, "--wait"]) == 2
     assert cluster.created == [("Namespace", "nvcrectl-t"), ("Secret", "nvcrectl-pull-nvcrectl-t")]
     assert cluster.deleted == []
+
+
+def test_cleanup_resets_the_dependencies_only_when_this_run_installed_them(monkeypatch):
+    """A Trainer an earlier `setup init` installed survives `run --setup --cleanup`."""
+    from nvcre.cli import run_lifecycle
+
+    calls = []
+    monkeypatch.setattr(run_lifecycle, "_nvcrectl", lambda argv: calls.append(argv) or 0)
+    life = Lifecycle(setup=True, cleanup=True)
+    common = dict(created=False, kind="Certification", name="c", namespace="ns", release="nvcre",
+                  controller_namespace="nvcre", kubeconfig=None, context=None, cleanup_run=lambda *a, **k: None)
+    assert run_lifecycle.run_cleanup(life, installed=run_lifecycle.SetupOutcome(release=True, deps=False), **common)
+    assert run_lifecycle.run_cleanup(life, installed=run_lifecycle.SetupOutcome(release=True, deps=True), **common)
+    assert run_lifecycle.run_cleanup(life, installed=run_lifecycle.SetupOutcome(release=False, deps=True), **common)
+    assert calls == [
+        ["setup", "reset", "--auto-approve", "--release", "nvcre", "--namespace", "nvcre", "--skip-phases", "deps"],
+        ["setup", "reset", "--auto-approve", "--release", "nvcre", "--namespace", "nvcre"],
+        ["setup", "reset", "--auto-approve", "--release", "nvcre", "--namespace", "nvcre", "--skip-phases", "cr,helm"],
+    ]
+    assert run_lifecycle.run_cleanup(life, installed=run_lifecycle.SetupOutcome(), **common)
+    assert len(calls) == 3  # nothing installed by this run: nothing reset
