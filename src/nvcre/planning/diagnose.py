@@ -199,17 +199,39 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
     and the failed transfers (no figure: crash evidence, never slow) decoded into nodes, racks,
     links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median."""
     policy = state.policy
+    # One pass over what can be 100,000s of pairs: a plain figure at or above ``low`` (the
+    # common case) is only counted for the median; anything else goes through ``figure``.
+    median = None
+    threshold = policy.threshold
+    if not threshold:  # the bar then comes from the measured pairs themselves
+        values = sorted(v for v in (figure(v) for (a, b), v in pairs.items()
+                                    if a != b and a in pos and b in pos) if v is not None)
+        median = float(values[len(values) // 2]) if values else None
+    bar = threshold if threshold else (median * 0.9 if median else 0.0)
+    low = bar * (1.0 - policy.marginal_band)
+    inf = math.inf
     figures: dict[tuple[int, int], float | None] = {}
-    for (a, b), v in pairs.items():
+    names: dict[tuple[int, int], tuple] = {}
+    for key, v in pairs.items():
+        tv = type(v)
+        if tv is float or tv is int:
+            if low <= v < inf:
+                continue
+            v = v if 0 < v < inf else None  # as ``figure``: no magnitude
+        else:
+            v = figure(v)
+        a, b = key
         i, j = pos.get(a), pos.get(b)
         if i is not None and j is not None and i != j:
-            figures[(i, j) if i < j else (j, i)] = figure(v)
-    median = None
-    if not policy.threshold:  # the bar then comes from the measured pairs themselves
-        values = sorted(v for v in figures.values() if v is not None)
-        median = float(values[len(values) // 2]) if values else None
-    bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
-    low = bar * (1.0 - policy.marginal_band)
+            k = (i, j) if i < j else (j, i)
+            figures[k] = v
+            names[k] = key
+    for k, key in names.items():  # both orders of one pair given: the later reading counts
+        other = (key[1], key[0])
+        if other in pairs:
+            order = {x: n for n, x in enumerate(pairs)}
+            if order[other] > order[key]:
+                figures[k] = figure(pairs[other])
     slow = sorted((i, j, v) for (i, j), v in figures.items() if v is not None and v < low)
     failed = sorted(k for k, v in figures.items() if v is None)
     out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed)

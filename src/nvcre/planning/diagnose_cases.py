@@ -40,6 +40,8 @@ class CasePlanner:
         self.planned: list[tuple] = []
         self._baseline: float | None = None
         self._density: float | None = None
+        self._floor: dict[int, float] | None = None
+        self._passed: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -109,16 +111,60 @@ class CasePlanner:
         r = self.ratio(tid)
         if r is None:
             return True
-        floor = max((self.ratio(t) or 0.0 for t, test in enumerate(self.s.tests)
-                     if test[3] in ("F", "M") and test[4] is not None and x in test[1]), default=0.0)
-        return floor <= r + MAGNITUDE_TOLERANCE
+        return self.floor(x) <= r + MAGNITUDE_TOLERANCE
+
+    def floor(self, x: int) -> float:
+        """The fastest measured failing (or marginal) test that held ``x``, over the baseline:
+        x is at least that fast. One pass over the tests per planner (they do not change while
+        it plans), not one per question: at 4096 nodes a round asks thousands."""
+        if self._floor is None:
+            base = self.baseline()
+            floors: dict[int, float] = {}
+            for test in self.s.tests:
+                if test[3] in ("F", "M") and test[4] is not None and base:
+                    r = test[4] / base
+                    for i in test[1]:
+                        if r > floors.get(i, 0.0):
+                            floors[i] = r
+            self._floor = floors
+        return self._floor.get(x, 0.0)
 
     def mark(self, nodes: Iterable[int], status: str) -> None:
         for i in nodes:
             if self.s.status[i] not in ("b", "x", "i"):
                 self.s.status[i] = status
 
+    def shared_partner(self, x: int) -> int | None:
+        """A node in every failing test of ``x`` that no convicted node explains, when ``x`` also
+        passed a test: then a link to that node (or the node itself) explains the failures with
+        no flip at all, while naming ``x`` needs its pass to be one (docs/design/050, "one
+        partner is no evidence"). None when the failures had different partners."""
+        s = self.s
+        held = [i for i, t in enumerate(s.tests) if x in t[1]]
+        if not any(s.tests[i][3] == "P" for i in held) or any(s.tests[i][2] == "pairwise" for i in held):
+            return None  # never passed, or measured per pair (decode_pairs weighed each partner)
+        bad = {b[0] for b in s.bad_nodes if b[0] != x}
+        fails = [s.tests[i] for i in held if s.tests[i][3] == "F" and s.tests[i][2] != "pairwise"
+                 and not bad.intersection(s.tests[i][1]) and self.explains(x, i)]
+        if len(fails) < 2:
+            return None
+        common = set.intersection(*(set(t[1]) - {x} for t in fails))
+        return min(common) if common else None
+
     def convict_node(self, x: int, tids: list[int]) -> None:
+        y = self.shared_partner(x) if self.s.status[x] != "b" else None
+        if y is not None:
+            # every failure of x had y in it and x passed without y: a link x-y (or y) reads the same
+            pair = sorted((x, y))
+            own = [t for t, test in enumerate(self.s.tests) if x in test[1] and test[3] != "P"]
+            if self.s.status[y] == "b":
+                self.mark([x], "g")
+            elif any(y in t[1] and x not in t[1] and t[3] == "P" for t in self.s.tests):
+                self.convict_link(pair[0], pair[1], own)
+            else:
+                self.unresolved(pair, f"{self.s.names[x]} failed only in tests with {self.s.names[y]} and passed "
+                                "without it: a link between them or a fault of the latter", own)
+            return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
         if self.s.status[x] != "b":
@@ -400,8 +446,10 @@ class CasePlanner:
         excluded = set(exclude_domains)
         d = s.dom[x]
 
+        passed = self.passed()
+
         def ok(i: int) -> bool:
-            return (s.status[i] == "g" and i not in self.busy and i not in self.claimed
+            return (s.status[i] == "g" and i in passed and i not in self.busy and i not in self.claimed
                     and i not in self.reserved and i not in avoid and i != x)
 
         if mode in ("own", "own-first"):
@@ -423,6 +471,14 @@ class CasePlanner:
             if ok(i):
                 return i
         return None
+
+    def passed(self) -> set[int]:
+        """Nodes in at least one passing test. Only these are partners: a node cleared by
+        inference alone (e.g. the far end of a named link) may still be slow itself, and a
+        partner's fault would be read as the suspect's (docs/design/050, proven-good)."""
+        if self._passed is None:
+            self._passed = {i for t in self.s.tests if t[3] == "P" for i in t[1]}
+        return self._passed
 
     def solo_test(self, case: dict, x: int, slot: str, tag: str, avoid: Iterable[int] = (),
                   mode: str = "own-first", exclude_domains: Iterable[int] = ()) -> tuple | None:
@@ -906,7 +962,8 @@ class CasePlanner:
                 f += case.get("extra", 0)  # reported with the pair failures that count for it
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
-        elif (f >= 2 and q == 0 and f - case.get("crashes", 0) >= 2) or f >= q + 2 + case.get("crashes", 0):
+        elif ((f >= 2 and q == 0 and f - case.get("crashes", 0) >= 2) or f >= q + 2 + case.get("crashes", 0)) \
+                and self._agreeing_slow(x, case["origin"]) >= 2:
             # measured slow twice: a crash is no magnitude (an intermittent partner or a flip
             # reads as one), so it never makes up the second slow reading
             self.convict_node(x, case["origin"])
@@ -921,6 +978,13 @@ class CasePlanner:
             return False
         self.mark([x], "s")
         return True
+
+    def _agreeing_slow(self, x: int, origin: Sequence[int]) -> int:
+        """How many of ``x``'s slow readings x itself can explain now. A failure counted when
+        it came in stops counting once x read faster beside another partner (a group runs at
+        its slowest member: that earlier partner was slower than x), so two readings at
+        different magnitudes with two partners are one observation of x, not two."""
+        return sum(1 for t in set(origin) if x in self.s.tests[t][1] and self.slow(t) and self.explains(x, t))
 
     # -- rack: a crossing test failed for one end; confirm with other nodes -------
     def _plan_rack(self, case: dict) -> list | None:
@@ -996,7 +1060,10 @@ class CasePlanner:
         return list(seen.values())
 
     def _rep_pairs(self) -> list[list[int]]:
-        return self._pairs(self._reps())
+        """Pairs of rack representatives; none when fewer than two racks have a free one (a
+        group of one crosses no boundary, and a lone probe once read as a one-node "link")."""
+        reps = self._reps()
+        return self._pairs(reps) if len(reps) >= 2 else []
 
     def _done_cross(self, case: dict) -> bool:
         if case["step"] in ("giant", "repgroup"):
