@@ -234,7 +234,8 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
                 figures[k] = figure(pairs[other])
     slow = sorted((i, j, v) for (i, j), v in figures.items() if v is not None and v < low)
     failed = sorted(k for k, v in figures.items() if v is None)
-    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed)
+    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed,
+                       known=[(a, b) for a, b, _t in state.bad_links])
     out["median"] = median
     return out
 
