@@ -10,7 +10,10 @@ round. See ``nvcre.planning.diagnose`` for the fault and error models.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress
+from operator import itemgetter, ne
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
@@ -1428,26 +1431,25 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
         for a, b in explained:  # no evidence either way, as a failed transfer for the denominator
             fdeg[a] = fdeg.get(a, 0) + 1
             fdeg[b] = fdeg.get(b, 0) + 1
-    deg: dict[int, int] = {}
-    for a, b, _v in slow:
-        deg[a] = deg.get(a, 0) + 1
-        deg[b] = deg.get(b, 0) + 1
+    deg = _degrees(slow)
     bad = sorted(x for x, k in deg.items()
                  if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0)))))
     if labelled and bad:
-        bad = [x for x in bad if not _uplink_reads_same(x, slow, members, dom, failed)]
+        uplink = _uplink_reads_same(set(bad), slow, members, dom, failed)
+        bad = [x for x in bad if x not in uplink]
     bad_set = set(bad)
     # a named node none of whose slow partners is slow only with it: every pair that names it
     # has another slow end, which may be the bottleneck (several slow NICs that tests inside a
     # rack never showed); kept as "shared" for a confirmation when the node passed before
     clean: dict[int, int] = {}
-    for a, b, _v in slow:
-        if a in bad_set and deg[b] == 1:
-            clean[a] = clean.get(a, 0) + 1
-        if b in bad_set and deg[a] == 1:
-            clean[b] = clean.get(b, 0) + 1
+    if bad_set:
+        for a, b, _v in slow:
+            if a in bad_set and deg[b] == 1:
+                clean[a] = clean.get(a, 0) + 1
+            if b in bad_set and deg[a] == 1:
+                clean[b] = clean.get(b, 0) + 1
     shared = sorted(x for x in bad if clean.get(x, 0) < 2)
-    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set]
+    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set] if bad_set else slow
     racks: list[int] = []
     if labelled and left:
         size: dict[int, int] = {}
@@ -1460,11 +1462,12 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
             if dom[a] != dom[b] and a not in bad_set and b not in bad_set:
                 unmeasured[dom[a]] = unmeasured.get(dom[a], 0) + 1
                 unmeasured[dom[b]] = unmeasured.get(dom[b], 0) + 1
-        hits: dict[int, int] = {}
-        for a, b, _v in left:
-            if dom[a] != dom[b]:
-                hits[dom[a]] = hits.get(dom[a], 0) + 1
-                hits[dom[b]] = hits.get(dom[b], 0) + 1
+        # the racks of both ends of every pair, counted where they differ (C-level iterators:
+        # a rack uplink at 4096 nodes is 100,000s of slow pairs)
+        da = list(map(dom.__getitem__, map(itemgetter(0), left)))
+        db = list(map(dom.__getitem__, map(itemgetter(1), left)))
+        hits = Counter(compress(da, map(ne, da, db)))
+        hits.update(compress(db, map(ne, da, db)))
         for d, k in sorted(hits.items()):
             crossing = size.get(d, 0) * (total - size.get(d, 0)) - unmeasured.get(d, 0)
             if crossing > 0 and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
@@ -1472,13 +1475,11 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
                 if len(size) == 2:
                     break  # two racks: one boundary, named once
         rack_set = set(racks)
-        left = [(a, b, v) for a, b, v in left if not (dom[a] != dom[b] and {dom[a], dom[b]} & rack_set)]
+        if rack_set:
+            left = [p for p, x, y in zip(left, da, db) if x == y or (x not in rack_set and y not in rack_set)]
     # a node that failed with a good share of its partners but far from all: its pairs disagree
     # with each other far beyond independent noise (a link is one pair, a bad node nearly all)
-    ldeg: dict[int, int] = {}
-    for a, b, _v in left:
-        ldeg[a] = ldeg.get(a, 0) + 1
-        ldeg[b] = ldeg.get(b, 0) + 1
+    ldeg = _degrees(left)
     flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
     flaky_set = set(flaky)
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
@@ -1488,34 +1489,56 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     intermittent.extend([x, k, m - 1] for x, k in some)
     # a bad node slow with a partner of its own rack: no rack uplink explains that pair, so the
     # verdict never folds it into its rack (docs/design/050, observationally equivalent faults)
-    inside = sorted({x for a, b, _v in slow if labelled and dom[a] == dom[b] for x in (a, b) if x in bad_set})
+    inside = sorted({x for a, b, _v in slow if dom[a] == dom[b] for x in (a, b) if x in bad_set}
+                    if labelled and bad_set else ())
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": len(slow), "failed": len(failed),
             "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared}
 
 
-def _uplink_reads_same(x: int, slow: list[tuple[int, int, float]], members: Sequence[int],
-                       dom: Sequence[int], failed: Sequence[tuple[int, int]]) -> bool:
-    """Whether ``x``, slow with nearly every partner, is better read as its rack's uplink: it
-    has partners of its own rack in the set and its pairs with them are not slow at the
-    magnitude of its boundary-crossing pairs (they pass, or read clearly slower: a link). A
-    slow node reads its own figure with every partner, inside its rack or not; an uplink
-    slows only the crossing pairs. Without a partner of its own rack nothing tells them apart
-    (the verdict then names the node with the uplink as the alternative)."""
-    d = dom[x]
-    own = [i for i in members if i != x and dom[i] == d]
-    if not own:
-        return False
-    unmeasured = {b if a == x else a for a, b in failed if x in (a, b)}
-    own = [i for i in own if i not in unmeasured]
-    if not own:
-        return False
-    crossing = sorted(v for a, b, v in slow if x in (a, b) and dom[a] != dom[b])
-    if not crossing:
-        return False
-    level = crossing[len(crossing) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
-    agree = sum(1 for a, b, v in slow if x in (a, b) and dom[a] == dom[b] and v >= level)
-    return agree < max(1, math.ceil(PAIR_NODE_SHARE * len(own)))
+def _degrees(pairs: Sequence[tuple]) -> Counter:
+    """How many of ``pairs`` each node is an end of (counted by C-level iterators)."""
+    out = Counter(map(itemgetter(0), pairs))
+    out.update(map(itemgetter(1), pairs))
+    return out
+
+
+def _uplink_reads_same(named: set[int], slow: list[tuple[int, int, float]], members: Sequence[int],
+                       dom: Sequence[int], failed: Sequence[tuple[int, int]]) -> set[int]:
+    """The ``named`` nodes (slow with nearly every partner) better read as their rack's uplink:
+    each has partners of its own rack in the set, and its pairs with them are not slow at the
+    magnitude of its boundary-crossing pairs (they pass, or read clearly slower: a link). A slow
+    node reads its own figure with every partner, inside its rack or not; an uplink slows only
+    the crossing pairs. Without a partner of its own rack nothing tells them apart (the verdict
+    then names the node with the uplink as the alternative). One pass over the pairs."""
+    size: dict[int, int] = {}
+    for i in members:
+        size[dom[i]] = size.get(dom[i], 0) + 1
+    own_failed: dict[int, int] = {}
+    for a, b in failed:
+        if dom[a] == dom[b]:
+            for x in (a, b):
+                if x in named:
+                    own_failed[x] = own_failed.get(x, 0) + 1
+    crossing: dict[int, list[float]] = {}
+    inside: dict[int, list[float]] = {}
+    for a, b, v in slow:
+        into = inside if dom[a] == dom[b] else crossing
+        if a in named:
+            into.setdefault(a, []).append(v)
+        if b in named:
+            into.setdefault(b, []).append(v)
+    out = set()
+    for x in named:
+        own = size.get(dom[x], 1) - 1 - own_failed.get(x, 0)
+        values = sorted(crossing.get(x, ()))
+        if own <= 0 or not values:
+            continue
+        level = values[len(values) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
+        agree = sum(1 for v in inside.get(x, ()) if v >= level)
+        if agree < max(1, math.ceil(PAIR_NODE_SHARE * own)):
+            out.add(x)
+    return out
 
 
 def _charge_failures(failed: Sequence[tuple[int, int]], m: int, named: set[int]) -> tuple[list, list, list]:
