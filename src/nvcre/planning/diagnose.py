@@ -277,6 +277,8 @@ def _rack_explanations(s: DiagnoseState) -> tuple[set[int], dict[int, int]]:
             continue
         # a marginal result (near the bar: what a healthy group can read) is no failure here
         fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F"]
+        if any(t[4] is not None for t in fails):  # a crash is no magnitude: an intermittent partner reads as one
+            fails = [t for t in fails if t[4] is not None]
         partner = [t for t in fails if t[2] in PARTNER_TAGS]
         if fails and all(len({s.dom[i] for i in t[1]}) > 1 for t in fails):
             by_dom.setdefault(d, []).append(x)

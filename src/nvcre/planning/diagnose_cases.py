@@ -138,17 +138,20 @@ class CasePlanner:
                 self.s.status[i] = status
 
     def shared_partner(self, x: int) -> int | None:
-        """A node in every failing test of ``x`` that no convicted node explains, when ``x`` also
-        passed a test: then a link to that node (or the node itself) explains the failures with
-        no flip at all, while naming ``x`` needs its pass to be one (docs/design/050, "one
-        partner is no evidence"). None when the failures had different partners."""
+        """A node in every failing test of ``x`` (its measured ones, when two or more) that no
+        convicted node explains: then a link to that node (or the node itself) explains the
+        failures as well as ``x`` does, and once x passed a test without it, better (docs/design/050,
+        "one partner is no evidence"). None when the failures had different partners."""
         s = self.s
         held = [i for i, t in enumerate(s.tests) if x in t[1]]
-        if not any(s.tests[i][3] == "P" for i in held) or any(s.tests[i][2] == "pairwise" for i in held):
-            return None  # never passed, or measured per pair (decode_pairs weighed each partner)
+        if any(s.tests[i][2] == "pairwise" for i in held):
+            return None  # measured per pair: decode_pairs weighed each partner
         bad = {b[0] for b in s.bad_nodes if b[0] != x}
         fails = [s.tests[i] for i in held if s.tests[i][3] == "F" and s.tests[i][2] != "pairwise"
                  and not bad.intersection(s.tests[i][1]) and self.explains(x, i)]
+        measured = [t for t in fails if t[4] is not None]
+        if len(measured) >= 2:  # a crash has no magnitude (an intermittent partner reads as one)
+            fails = measured
         if len(fails) < 2:
             return None
         common = set.intersection(*(set(t[1]) - {x} for t in fails))
@@ -162,7 +165,8 @@ class CasePlanner:
             own = [t for t, test in enumerate(self.s.tests) if x in test[1] and test[3] != "P"]
             if self.s.status[y] == "b":
                 self.mark([x], "g")
-            elif any(y in t[1] and x not in t[1] and t[3] == "P" for t in self.s.tests):
+            elif (any(x in t[1] and t[3] == "P" for t in self.s.tests)
+                  and any(y in t[1] and x not in t[1] and t[3] == "P" for t in self.s.tests)):
                 self.convict_link(pair[0], pair[1], own)
             else:
                 self.unresolved(pair, f"{self.s.names[x]} failed only in tests with {self.s.names[y]} and passed "
@@ -775,7 +779,8 @@ class CasePlanner:
             self._doubt_passing_mates(case, fails, pair_tid)
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
                     and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
-                    and self.consistent(fails[0][2], pair_tid)):
+                    and self.consistent(fails[0][2], pair_tid)
+                    and (len(members) == 2 or not self._faster(fails[0][2], pair_tid))):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
                 # needs two independent flips
@@ -879,7 +884,8 @@ class CasePlanner:
             case["origin"] = case["origin"] + [ptid, ltid]
             pair, lone = ([a, b], c) if step == "split" else ([a, c], b)
             if lo != "P":
-                if po == "P" and step == "split" and self.slow(ltid) and self.consistent(ltid, case["origin"][0]):
+                if (po == "P" and step == "split" and self.slow(ltid) and self.consistent(ltid, case["origin"][0])
+                        and not self._faster(ltid, case["origin"][0])):
                     self.convict_node(lone, [t for t in case["origin"] if lone in s.tests[t][1]])
                 else:
                     self.new_case("node", "confirm", member=lone, fails=1 if lo == "F" else 0, passes=0,
@@ -982,12 +988,21 @@ class CasePlanner:
         self.mark([x], "s")
         return True
 
+    def _faster(self, tid: int, group_tid: int) -> bool:
+        """Whether test ``tid`` read clearly faster (MATE_GAP) than the group ``group_tid``: then
+        the group's figure came from someone else in it (a slow NIC whose tests inside its rack
+        ran over NVLink and passed), so ``tid`` alone does not convict."""
+        r, g = self.ratio(tid), self.ratio(group_tid)
+        return r is not None and g is not None and self.slow(group_tid) and r > g + MATE_GAP
+
     def _agreeing_slow(self, x: int, origin: Sequence[int]) -> int:
         """How many of ``x``'s slow readings x itself can explain now. A failure counted when
-        it came in stops counting once x read faster beside another partner (a group runs at
-        its slowest member: that earlier partner was slower than x), so two readings at
-        different magnitudes with two partners are one observation of x, not two."""
-        return sum(1 for t in set(origin) if x in self.s.tests[t][1] and self.slow(t) and self.explains(x, t))
+        it came in stops counting once x read clearly faster (MATE_GAP) beside another partner (a
+        group runs at its slowest member: that earlier partner was slower than x), so readings
+        at different magnitudes with different partners are one observation of x, not two."""
+        floor = self.floor(x)
+        return sum(1 for t in set(origin) if x in self.s.tests[t][1] and self.slow(t)
+                   and (self.ratio(t) or 0.0) >= floor - MATE_GAP)
 
     # -- rack: a crossing test failed for one end; confirm with other nodes -------
     def _plan_rack(self, case: dict) -> list | None:
@@ -1023,8 +1038,15 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            elif intra[0] == "F" and self.slow(intra[1]):  # slow inside its own rack too: a node fault
+            elif intra[0] == "F" and self.slow(intra[1]) and (self.ratio(intra[1]) or 0.0) >= self.floor(x) - MATE_GAP:
+                # slow inside its own rack too, at the magnitude of its crossing failures: a node fault
                 self.convict_node(x, tids)
+            elif intra[0] == "F" and self.slow(intra[1]):
+                # inside its rack clearly slower than x read elsewhere: the partner or their link
+                # was slower, and x's crossing failures the uplink can explain; one more partner
+                mate = [i for i in self.s.tests[intra[1]][1] if i != x]
+                self.new_case("node", "confirm", member=x, fails=0, passes=0, origin=tids,
+                              partners=case["partners"] + mate)
             elif intra[0] == "F":  # crashed inside its rack: crash evidence (its partner may be the one)
                 mate = [i for i in self.s.tests[intra[1]][1] if i != x]
                 self.new_case("node", "confirm", member=x, fails=1, crashes=1, passes=0, origin=tids,
