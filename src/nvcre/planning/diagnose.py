@@ -63,6 +63,8 @@ until results are recorded), so a controller restart resumes exactly.
 from __future__ import annotations
 
 import math
+from itertools import compress
+from operator import eq, itemgetter, lt, ne
 from collections.abc import Iterable, Mapping, Sequence
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
@@ -197,10 +199,10 @@ def magnitude(res: GroupResult) -> float | None:
 def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
     """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
     and the failed transfers (no figure: crash evidence, never slow) decoded into nodes, racks,
-    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median."""
+    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median. A pair given
+    in both orders keeps a slow or failed reading from either (a passing one never erases it).
+    One pass over what can be 100,000s of pairs; only readings below the bar are indexed."""
     policy = state.policy
-    # One pass over what can be 100,000s of pairs: a plain figure at or above ``low`` (the
-    # common case) is only counted for the median; anything else goes through ``figure``.
     median = None
     threshold = policy.threshold
     if not threshold:  # the bar then comes from the measured pairs themselves
@@ -209,35 +211,53 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
         median = float(values[len(values) // 2]) if values else None
     bar = threshold if threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
-    inf = math.inf
-    figures: dict[tuple[int, int], float | None] = {}
-    names: dict[tuple[int, int], tuple] = {}
-    for key, v in pairs.items():
-        tv = type(v)
-        if tv is float or tv is int:
-            if low <= v < inf:
-                continue
-            v = v if 0 < v < inf else None  # as ``figure``: no magnitude
-        else:
-            v = figure(v)
-        a, b = key
-        i, j = pos.get(a), pos.get(b)
-        if i is not None and j is not None and i != j:
-            k = (i, j) if i < j else (j, i)
-            figures[k] = v
-            names[k] = key
-    for k, key in names.items():  # both orders of one pair given: the later reading counts
-        other = (key[1], key[0])
-        if other in pairs:
-            order = {x: n for n, x in enumerate(pairs)}
-            if order[other] > order[key]:
-                figures[k] = figure(pairs[other])
-    slow = sorted((i, j, v) for (i, j), v in figures.items() if v is not None and v < low)
-    failed = sorted(k for k, v in figures.items() if v is None)
+    figures = _below_bar(pairs, pos, low)
+    slow = list(zip(map(itemgetter(0), figures), map(itemgetter(1), figures), figures.values()))
+    failed = [k for k, v in figures.items() if v is None]
+    if failed:
+        slow = [p for p in slow if p[2] is not None]
+        failed.sort()
     out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed,
                        known=[(a, b) for a, b, _t in state.bad_links])
     out["median"] = median
     return out
+
+
+def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float) -> dict[tuple[int, int], float | None]:
+    """(i, j) -> figure (None: failed transfer) for every pair of known, distinct nodes that read
+    below ``low`` or failed. A pair given twice keeps its later such reading.
+
+    At 4096 nodes a rack uplink is 65,000 slow pairs (and a full Job 8 million pairs), so plain
+    numeric input is read by C-level iterators; anything else (a failed transfer, a non-number,
+    an unknown or repeated node) goes through the general loop."""
+    keys, vals = list(pairs), list(pairs.values())
+    if (low > 0 and set(map(type, vals)) <= {float, int} and not any(map(ne, vals, vals))
+            and math.inf not in vals and -math.inf not in vals):
+        below = list(map(float(low).__gt__, vals))
+        nk, nv = list(compress(keys, below)), list(compress(vals, below))
+        ia = list(map(pos.get, map(itemgetter(0), nk)))
+        ib = list(map(pos.get, map(itemgetter(1), nk)))
+        if not nv or (min(nv) > 0 and None not in ia and None not in ib and not any(map(eq, ia, ib))):
+            if all(map(lt, ia, ib)):  # a Job lists each pair one way round: no reordering needed
+                return dict(zip(zip(ia, ib), nv))
+            return dict(zip(zip(map(min, ia, ib), map(max, ia, ib)), nv))
+    get = pos.get
+    inf = math.inf
+    figures: dict[tuple[int, int], float | None] = {}
+    for (a, b), v in zip(keys, vals):
+        tv = type(v)
+        if tv is float or tv is int:
+            if low <= v < inf and v > 0:
+                continue  # above the bar: no evidence against anyone
+            if not 0 < v < inf:
+                v = None  # as ``figure``: no magnitude
+        else:
+            v = figure(v)
+        i, j = get(a), get(b)
+        if i is None or j is None or i == j:
+            continue
+        figures[(i, j) if i < j else (j, i)] = v
+    return figures
 
 
 def failure_kind(measured: float | None, reason: str) -> str:
