@@ -1459,6 +1459,21 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     if labelled and bad:
         uplink = _uplink_reads_same(set(bad), slow, members, dom, failed)
         bad = [x for x in bad if x not in uplink]
+    if bad:
+        # a slow node reads its own figure with every healthy partner: readings clearly below
+        # its typical one (MAGNITUDE_TOLERANCE) were another bottleneck's, and do not count
+        values: dict[int, list[float]] = {x: [] for x in bad}
+        for a, b, v in slow:
+            if a in values:
+                values[a].append(v)
+            if b in values:
+                values[b].append(v)
+        agreeing = {}
+        for x, vs in values.items():
+            vs.sort()
+            level = vs[len(vs) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
+            agreeing[x] = sum(1 for v in vs if v >= level)
+        bad = [x for x in bad if agreeing[x] >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0))))]
     bad_set = set(bad)
     # a named node none of whose slow partners is slow only with it: every pair that names it
     # has another slow end, which may be the bottleneck (several slow NICs that tests inside a
