@@ -95,6 +95,11 @@ CASES = {
     "seed7-34430": (
         _scenario([3, 3], 6, {0: 0.761, 1: 0.445}, {(2, 5): 0.737}, {}, intermittent={4: 0.356}, seed=9118, mnnvl=True),
         {'min_group_size': 2, 'max_concurrent': 0, 'max_screen_size': 32, 'cross_check': 'full', 'cross_check_after_faults': False, 'marginal_band': 0.0, 'max_rounds': 5, 'link_check': 'search'}),
+    # a three-node pairwise Job: node 2 read 0.63 beside node 0 (link + uplink) and 0.80 beside
+    # node 1 (slow): two magnitudes, two other bottlenecks, yet it was named slow with every partner
+    "three-node-pairs-at-two-magnitudes": (
+        _scenario([1, 2], 3, {1: 0.82}, {(0, 2): 0.734}, {0: 0.617}, intermittent={0: 0.292}, seed=2438, mnnvl=False),
+        {'min_group_size': 1, 'max_concurrent': 7, 'max_screen_size': 3, 'cross_check': 'full', 'cross_check_after_faults': True, 'marginal_band': 0.1, 'max_rounds': 60, 'link_check': 'pairwise'}),
 }
 
 
