@@ -63,9 +63,9 @@ until results are recorded), so a controller restart resumes exactly.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress
 from operator import eq, itemgetter, lt, ne
-from collections.abc import Iterable, Mapping, Sequence
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)

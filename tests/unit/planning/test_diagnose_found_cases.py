@@ -71,35 +71,50 @@ CASES = {
     "no-one-node-rack-probe": (
         _scenario([3, 3, 1], 7, {}, {}, intermittent={6: 0.704}, seed=5328, mnnvl=True),
         dict(max_concurrent=3, cross_check="representatives", cross_check_after_faults=False,
-             marginal_band=0.1, max_rounds=13)),    # a crash beside an intermittent partner hid that every measured failure of node 6 left rack-02, whose uplink explains them
+             marginal_band=0.1, max_rounds=13)),
+    # a crash beside an intermittent partner hid that every measured failure of node 6 left rack-02,
+    # whose uplink explains them
     "seed7-18855": (
-        _scenario([3, 1, 3], 7, {4: 0.8, 0: 0.798}, {}, {2: 0.562}, intermittent={4: 0.8}, seed=4951, mnnvl=True),
-        {'min_group_size': 2, 'max_concurrent': 0, 'max_screen_size': 32, 'cross_check': 'representatives', 'cross_check_after_faults': False, 'marginal_band': 0.03, 'max_rounds': 21, 'link_check': 'search'}),
-    # node 2 read slow three times beside node 0 (NIC-slow, passing inside its rack over NVLink); a crash beside an intermittent node hid the shared partner
+        _scenario([3, 1, 3], 7, {4: 0.8, 0: 0.798}, {}, {2: 0.562}, intermittent={4: 0.8}, seed=4951,
+                  mnnvl=True),
+        dict(max_screen_size=32, cross_check="representatives", max_rounds=21, link_check="search")),
+    # node 2 read slow three times beside node 0 (NIC-slow, passing inside its rack over NVLink); a
+    # crash beside an intermittent node hid the shared partner
     "seed7-20898": (
         _scenario([2, 2], 4, {0: 0.726}, {(1, 3): 0.463}, {}, intermittent={3: 0.766}, seed=5319, mnnvl=True),
-        {'min_group_size': 2, 'max_concurrent': 7, 'max_screen_size': 3, 'cross_check': 'representatives', 'cross_check_after_faults': True, 'marginal_band': 0.03, 'max_rounds': 9, 'link_check': 'pairwise'}),
-    # a screen triple read 0.35, node 8 then 0.55 beside a partner: the triple's figure came from someone else (NVLink hid it)
+        dict(max_concurrent=7, max_screen_size=3, cross_check="representatives",
+             cross_check_after_faults=True, max_rounds=9)),
+    # a screen triple read 0.35, node 8 then 0.55 beside a partner: the triple's figure came from
+    # someone else (NVLink hid it)
     "seed7-21134": (
-        _scenario([8, 1], 9, {2: 0.554, 6: 0.342}, {(3, 4): 0.346, (2, 4): 0.49}, {}, intermittent={}, seed=8169, mnnvl=True),
-        {'min_group_size': 2, 'max_concurrent': 7, 'max_screen_size': 32, 'cross_check': 'none', 'cross_check_after_faults': False, 'marginal_band': 0.1, 'max_rounds': 5, 'link_check': 'pairwise'}),
-    # node 0 read 0.31, 0.43 and 0.55 beside three partners: three magnitudes are the partners' faults, one observation of node 0
+        _scenario([8, 1], 9, {2: 0.554, 6: 0.342}, {(3, 4): 0.346, (2, 4): 0.49}, {}, intermittent={},
+                  seed=8169, mnnvl=True),
+        dict(max_concurrent=7, max_screen_size=32, cross_check="none", marginal_band=0.1, max_rounds=5)),
+    # node 0 read 0.31, 0.43 and 0.55 beside three partners: three magnitudes are the partners' faults,
+    # one observation of node 0
     "seed7-25515": (
-        _scenario([3, 3], 6, {4: 0.529, 3: 0.309, 5: 0.436}, {(3, 4): 0.592}, {}, intermittent={2: 0.757}, seed=40, mnnvl=True),
-        {'min_group_size': 2, 'max_concurrent': 0, 'max_screen_size': 3, 'cross_check': 'representatives', 'cross_check_after_faults': False, 'marginal_band': 0.0, 'max_rounds': 13, 'link_check': 'pairwise'}),
-    # node 1 read slow inside its rack only on a bad link, clearly slower than its crossing failures (the rack uplink)
+        _scenario([3, 3], 6, {4: 0.529, 3: 0.309, 5: 0.436}, {(3, 4): 0.592}, {}, intermittent={2: 0.757},
+                  seed=40, mnnvl=True),
+        dict(max_screen_size=3, cross_check="representatives", marginal_band=0.0, max_rounds=13)),
+    # node 1 read slow inside its rack only on a bad link, clearly slower than its crossing failures
+    # (the rack uplink)
     "seed7-27439": (
-        _scenario([3, 2], 5, {0: 0.77}, {(0, 3): 0.436, (1, 2): 0.328}, {0: 0.394}, intermittent={4: 0.355}, seed=1833, mnnvl=False),
-        {'min_group_size': 1, 'max_concurrent': 7, 'max_screen_size': 32, 'cross_check': 'full', 'cross_check_after_faults': True, 'marginal_band': 0.1, 'max_rounds': 60, 'link_check': 'search'}),
+        _scenario([3, 2], 5, {0: 0.77}, {(0, 3): 0.436, (1, 2): 0.328}, {0: 0.394}, intermittent={4: 0.355},
+                  seed=1833, mnnvl=False),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=32, cross_check_after_faults=True,
+             marginal_band=0.1, link_check="search")),
     # node 5 read slow twice beside the same partner and never passed: a link between them reads the same
     "seed7-34430": (
-        _scenario([3, 3], 6, {0: 0.761, 1: 0.445}, {(2, 5): 0.737}, {}, intermittent={4: 0.356}, seed=9118, mnnvl=True),
-        {'min_group_size': 2, 'max_concurrent': 0, 'max_screen_size': 32, 'cross_check': 'full', 'cross_check_after_faults': False, 'marginal_band': 0.0, 'max_rounds': 5, 'link_check': 'search'}),
+        _scenario([3, 3], 6, {0: 0.761, 1: 0.445}, {(2, 5): 0.737}, {}, intermittent={4: 0.356}, seed=9118,
+                  mnnvl=True),
+        dict(max_screen_size=32, marginal_band=0.0, max_rounds=5, link_check="search")),
     # a three-node pairwise Job: node 2 read 0.63 beside node 0 (link + uplink) and 0.80 beside
     # node 1 (slow): two magnitudes, two other bottlenecks, yet it was named slow with every partner
     "three-node-pairs-at-two-magnitudes": (
-        _scenario([1, 2], 3, {1: 0.82}, {(0, 2): 0.734}, {0: 0.617}, intermittent={0: 0.292}, seed=2438, mnnvl=False),
-        {'min_group_size': 1, 'max_concurrent': 7, 'max_screen_size': 3, 'cross_check': 'full', 'cross_check_after_faults': True, 'marginal_band': 0.1, 'max_rounds': 60, 'link_check': 'pairwise'}),
+        _scenario([1, 2], 3, {1: 0.82}, {(0, 2): 0.734}, {0: 0.617}, intermittent={0: 0.292}, seed=2438,
+                  mnnvl=False),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=3, cross_check_after_faults=True,
+             marginal_band=0.1)),
 }
 
 
