@@ -64,8 +64,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress
-from operator import eq, itemgetter, lt, ne
+from itertools import compress, repeat
+from operator import eq, itemgetter, lt
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
@@ -231,13 +231,14 @@ def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float) -> dict[tuple
     numeric input is read by C-level iterators; anything else (a failed transfer, a non-number,
     an unknown or repeated node) goes through the general loop."""
     keys, vals = list(pairs), list(pairs.values())
-    if (low > 0 and set(map(type, vals)) <= {float, int} and not any(map(ne, vals, vals))
-            and math.inf not in vals and -math.inf not in vals):
+    # plain numbers, none of them nan or infinite (their sum is then finite; a huge sum only
+    # sends the input to the general loop)
+    if low > 0 and set(map(type, vals)) <= {float, int} and math.isfinite(sum(vals)):
         below = list(map(float(low).__gt__, vals))
         nk, nv = list(compress(keys, below)), list(compress(vals, below))
-        ia = list(map(pos.get, map(itemgetter(0), nk)))
-        ib = list(map(pos.get, map(itemgetter(1), nk)))
-        if not nv or (min(nv) > 0 and None not in ia and None not in ib and not any(map(eq, ia, ib))):
+        ia = list(map(pos.get, map(itemgetter(0), nk), repeat(-1)))
+        ib = list(map(pos.get, map(itemgetter(1), nk), repeat(-1)))
+        if not nv or (min(nv) > 0 and min(ia) >= 0 and min(ib) >= 0 and not any(map(eq, ia, ib))):
             if all(map(lt, ia, ib)):  # a Job lists each pair one way round: no reordering needed
                 return dict(zip(zip(ia, ib), nv))
             return dict(zip(zip(map(min, ia, ib), map(max, ia, ib)), nv))
