@@ -6,8 +6,9 @@ tests, rounds, node-rounds (GPU time), precision and recall at single-node
 granularity, links and racks named; then the planner's time per round and one
 PASS/FAIL line per target of issue 5. Seeded: the same run prints the same table.
 
-    .venv/bin/python bench/diagnose.py            # full run (about 15 s on 2 cores)
-    .venv/bin/python bench/diagnose.py --quick    # fewer seeds, for a smoke check
+    .venv/bin/python bench/diagnose.py            # full run (several times the quick run)
+    .venv/bin/python bench/diagnose.py --help     # the options
+    .venv/bin/python bench/diagnose.py --quick    # fewer seeds (about 3 min on 2 cores)
     # both end with random tiny clusters at p=0 (diagnose/diagnose_tiny.py): healthy convictions, must be 0
     .venv/bin/python bench/diagnose.py --quick --only pair2,intermittent   # classes whose kind or
         # variant is listed (iterating; the target lines then cover only those classes)
@@ -15,6 +16,7 @@ PASS/FAIL line per target of issue 5. Seeded: the same run prints the same table
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import sys
@@ -30,6 +32,7 @@ from diagnose_tiny import healthy_convictions  # noqa: E402
 
 from nvcre.planning.diagnose import DiagnosePolicy, next_round, start  # noqa: E402
 from nvcre.planning.diagnose_sim import (  # noqa: E402
+    EXTRA_KINDS,
     KINDS,
     Fleet,
     RoundTripMismatch,
@@ -307,8 +310,26 @@ def pr(tp, fp, fn):
     return p, r
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="bench/diagnose.py",
+        description="The diagnose planner beside a model of the reference algorithm and the counting bound: "
+                    "per scenario class tests, rounds, node-rounds, precision/recall; then planner time at 4096 "
+                    "nodes and one PASS/FAIL line per target (issues 5 and 15). Seeded: the same run prints the "
+                    "same table (timings aside).")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer seeds per class and a quarter of the tiny random clusters (about 3 minutes "
+                             "on 2 cores; the full run is several times longer)")
+    parser.add_argument("--only", metavar="KINDS", default=None,
+                        help="comma-separated fault kinds or variants to run (e.g. pair2,intermittent or uneven); "
+                             f"kinds: {', '.join(KINDS + EXTRA_KINDS)}; variants: full, uneven, policy, nolabels, "
+                             "after, representatives. The target lines then cover only those classes")
+    return parser.parse_args(argv)
+
+
 def main() -> int:
-    quick = "--quick" in sys.argv
+    args = parse_args()
+    quick = args.quick
     seeds = QUICK if quick else SEEDS
     jobs = [(n, kind, flip, seed, "full") for n in SIZES for kind in KINDS for flip in NOISE
             for seed in range(seeds[n])]
@@ -332,8 +353,7 @@ def main() -> int:
     # no topology labels: screens of ceil(sqrt(n)) nodes (the reference's chunks too)
     jobs += [(n, kind, flip, seed, "nolabels") for n in (64, 232, 512) for kind in ("node", "nodes", "link-cross")
              for flip in (0.0, 0.01) for seed in range(seeds[n])]
-    only = next((a.split("=", 1)[1] if "=" in a else sys.argv[i + 2] for i, a in enumerate(sys.argv[1:])
-                 if a.startswith("--only")), None)
+    only = args.only
     if only:
         keep = set(only.split(","))
         jobs = [j for j in jobs if j[1] in keep or j[4] in keep]

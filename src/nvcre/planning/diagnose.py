@@ -64,6 +64,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, repeat
+from operator import eq, itemgetter, lt
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
@@ -197,24 +199,66 @@ def magnitude(res: GroupResult) -> float | None:
 def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
     """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
     and the failed transfers (no figure: crash evidence, never slow) decoded into nodes, racks,
-    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median."""
+    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median. A pair given
+    in both orders keeps a slow or failed reading from either (a passing one never erases it).
+    One pass over what can be 100,000s of pairs; only readings below the bar are indexed."""
     policy = state.policy
-    figures: dict[tuple[int, int], float | None] = {}
-    for (a, b), v in pairs.items():
-        i, j = pos.get(a), pos.get(b)
-        if i is not None and j is not None and i != j:
-            figures[(i, j) if i < j else (j, i)] = figure(v)
     median = None
-    if not policy.threshold:  # the bar then comes from the measured pairs themselves
-        values = sorted(v for v in figures.values() if v is not None)
+    threshold = policy.threshold
+    if not threshold:  # the bar then comes from the measured pairs themselves
+        values = sorted(v for v in (figure(v) for (a, b), v in pairs.items()
+                                    if a != b and a in pos and b in pos) if v is not None)
         median = float(values[len(values) // 2]) if values else None
-    bar = policy.threshold if policy.threshold else (median * 0.9 if median else 0.0)
+    bar = threshold if threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
-    slow = sorted((i, j, v) for (i, j), v in figures.items() if v is not None and v < low)
-    failed = sorted(k for k, v in figures.items() if v is None)
-    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed)
+    figures = _below_bar(pairs, pos, low)
+    slow = list(zip(map(itemgetter(0), figures), map(itemgetter(1), figures), figures.values()))
+    failed = [k for k, v in figures.items() if v is None]
+    if failed:
+        slow = [p for p in slow if p[2] is not None]
+        failed.sort()
+    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed,
+                       known=[(a, b) for a, b, _t in state.bad_links])
     out["median"] = median
     return out
+
+
+def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float) -> dict[tuple[int, int], float | None]:
+    """(i, j) -> figure (None: failed transfer) for every pair of known, distinct nodes that read
+    below ``low`` or failed. A pair given twice keeps its later such reading.
+
+    At 4096 nodes a rack uplink is 65,000 slow pairs (and a full Job 8 million pairs), so plain
+    numeric input is read by C-level iterators; anything else (a failed transfer, a non-number,
+    an unknown or repeated node) goes through the general loop."""
+    keys, vals = list(pairs), list(pairs.values())
+    # plain numbers, none of them nan or infinite (their sum is then finite; a huge sum only
+    # sends the input to the general loop)
+    if low > 0 and set(map(type, vals)) <= {float, int} and math.isfinite(sum(vals)):
+        below = list(map(float(low).__gt__, vals))
+        nk, nv = list(compress(keys, below)), list(compress(vals, below))
+        ia = list(map(pos.get, map(itemgetter(0), nk), repeat(-1)))
+        ib = list(map(pos.get, map(itemgetter(1), nk), repeat(-1)))
+        if not nv or (min(nv) > 0 and min(ia) >= 0 and min(ib) >= 0 and not any(map(eq, ia, ib))):
+            if all(map(lt, ia, ib)):  # a Job lists each pair one way round: no reordering needed
+                return dict(zip(zip(ia, ib), nv))
+            return dict(zip(zip(map(min, ia, ib), map(max, ia, ib)), nv))
+    get = pos.get
+    inf = math.inf
+    figures: dict[tuple[int, int], float | None] = {}
+    for (a, b), v in zip(keys, vals):
+        tv = type(v)
+        if tv is float or tv is int:
+            if low <= v < inf and v > 0:
+                continue  # above the bar: no evidence against anyone
+            if not 0 < v < inf:
+                v = None  # as ``figure``: no magnitude
+        else:
+            v = figure(v)
+        i, j = get(a), get(b)
+        if i is None or j is None or i == j:
+            continue
+        figures[(i, j) if i < j else (j, i)] = v
+    return figures
 
 
 def failure_kind(measured: float | None, reason: str) -> str:
@@ -254,6 +298,8 @@ def _rack_explanations(s: DiagnoseState) -> tuple[set[int], dict[int, int]]:
             continue
         # a marginal result (near the bar: what a healthy group can read) is no failure here
         fails = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F"]
+        if any(t[4] is not None for t in fails):  # a crash is no magnitude: an intermittent partner reads as one
+            fails = [t for t in fails if t[4] is not None]
         partner = [t for t in fails if t[2] in PARTNER_TAGS]
         if fails and all(len({s.dom[i] for i in t[1]}) > 1 for t in fails):
             by_dom.setdefault(d, []).append(x)

@@ -10,7 +10,10 @@ round. See ``nvcre.planning.diagnose`` for the fault and error models.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress
+from operator import and_, eq, itemgetter, ne, not_, or_
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
@@ -40,6 +43,8 @@ class CasePlanner:
         self.planned: list[tuple] = []
         self._baseline: float | None = None
         self._density: float | None = None
+        self._floor: dict[int, float] | None = None
+        self._passed: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -109,16 +114,64 @@ class CasePlanner:
         r = self.ratio(tid)
         if r is None:
             return True
-        floor = max((self.ratio(t) or 0.0 for t, test in enumerate(self.s.tests)
-                     if test[3] in ("F", "M") and test[4] is not None and x in test[1]), default=0.0)
-        return floor <= r + MAGNITUDE_TOLERANCE
+        return self.floor(x) <= r + MAGNITUDE_TOLERANCE
+
+    def floor(self, x: int) -> float:
+        """The fastest measured failing (or marginal) test that held ``x``, over the baseline:
+        x is at least that fast. One pass over the tests per planner (they do not change while
+        it plans), not one per question: at 4096 nodes a round asks thousands."""
+        if self._floor is None:
+            base = self.baseline()
+            floors: dict[int, float] = {}
+            for test in self.s.tests:
+                if test[3] in ("F", "M") and test[4] is not None and base:
+                    r = test[4] / base
+                    for i in test[1]:
+                        if r > floors.get(i, 0.0):
+                            floors[i] = r
+            self._floor = floors
+        return self._floor.get(x, 0.0)
 
     def mark(self, nodes: Iterable[int], status: str) -> None:
         for i in nodes:
             if self.s.status[i] not in ("b", "x", "i"):
                 self.s.status[i] = status
 
+    def shared_partner(self, x: int) -> int | None:
+        """A node in every failing test of ``x`` (its measured ones, when two or more) that no
+        convicted node explains: then a link to that node (or the node itself) explains the
+        failures as well as ``x`` does, and once x passed a test without it, better (docs/design/050,
+        "one partner is no evidence"). None when the failures had different partners."""
+        s = self.s
+        held = [i for i, t in enumerate(s.tests) if x in t[1]]
+        if any(s.tests[i][2] == "pairwise" for i in held):
+            return None  # measured per pair: decode_pairs weighed each partner
+        bad = {b[0] for b in s.bad_nodes if b[0] != x}
+        fails = [s.tests[i] for i in held if s.tests[i][3] == "F" and s.tests[i][2] != "pairwise"
+                 and not bad.intersection(s.tests[i][1]) and self.explains(x, i)]
+        measured = [t for t in fails if t[4] is not None]
+        if len(measured) >= 2:  # a crash has no magnitude (an intermittent partner reads as one)
+            fails = measured
+        if len(fails) < 2:
+            return None
+        common = set.intersection(*(set(t[1]) - {x} for t in fails))
+        return min(common) if common else None
+
     def convict_node(self, x: int, tids: list[int]) -> None:
+        y = self.shared_partner(x) if self.s.status[x] != "b" else None
+        if y is not None:
+            # every failure of x had y in it and x passed without y: a link x-y (or y) reads the same
+            pair = sorted((x, y))
+            own = [t for t, test in enumerate(self.s.tests) if x in test[1] and test[3] != "P"]
+            if self.s.status[y] == "b":
+                self.mark([x], "g")
+            elif (any(x in t[1] and t[3] == "P" for t in self.s.tests)
+                  and any(y in t[1] and x not in t[1] and t[3] == "P" for t in self.s.tests)):
+                self.convict_link(pair[0], pair[1], own)
+            else:
+                self.unresolved(pair, f"{self.s.names[x]} failed only in tests with {self.s.names[y]} and passed "
+                                "without it: a link between them or a fault of the latter", own)
+            return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
         if self.s.status[x] != "b":
@@ -400,8 +453,10 @@ class CasePlanner:
         excluded = set(exclude_domains)
         d = s.dom[x]
 
+        passed = self.passed()
+
         def ok(i: int) -> bool:
-            return (s.status[i] == "g" and i not in self.busy and i not in self.claimed
+            return (s.status[i] == "g" and i in passed and i not in self.busy and i not in self.claimed
                     and i not in self.reserved and i not in avoid and i != x)
 
         if mode in ("own", "own-first"):
@@ -423,6 +478,14 @@ class CasePlanner:
             if ok(i):
                 return i
         return None
+
+    def passed(self) -> set[int]:
+        """Nodes in at least one passing test. Only these are partners: a node cleared by
+        inference alone (e.g. the far end of a named link) may still be slow itself, and a
+        partner's fault would be read as the suspect's (docs/design/050, proven-good)."""
+        if self._passed is None:
+            self._passed = {i for t in self.s.tests if t[3] == "P" for i in t[1]}
+        return self._passed
 
     def solo_test(self, case: dict, x: int, slot: str, tag: str, avoid: Iterable[int] = (),
                   mode: str = "own-first", exclude_domains: Iterable[int] = ()) -> tuple | None:
@@ -716,7 +779,8 @@ class CasePlanner:
             self._doubt_passing_mates(case, fails, pair_tid)
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
                     and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
-                    and self.consistent(fails[0][2], pair_tid)):
+                    and self.consistent(fails[0][2], pair_tid)
+                    and (len(members) == 2 or not self._faster(fails[0][2], pair_tid))):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
                 # needs two independent flips
@@ -820,7 +884,8 @@ class CasePlanner:
             case["origin"] = case["origin"] + [ptid, ltid]
             pair, lone = ([a, b], c) if step == "split" else ([a, c], b)
             if lo != "P":
-                if po == "P" and step == "split" and self.slow(ltid) and self.consistent(ltid, case["origin"][0]):
+                if (po == "P" and step == "split" and self.slow(ltid) and self.consistent(ltid, case["origin"][0])
+                        and not self._faster(ltid, case["origin"][0])):
                     self.convict_node(lone, [t for t in case["origin"] if lone in s.tests[t][1]])
                 else:
                     self.new_case("node", "confirm", member=lone, fails=1 if lo == "F" else 0, passes=0,
@@ -906,7 +971,8 @@ class CasePlanner:
                 f += case.get("extra", 0)  # reported with the pair failures that count for it
                 self.mark_intermittent(x, f, f + q, case["origin"])
                 return False
-        elif (f >= 2 and q == 0 and f - case.get("crashes", 0) >= 2) or f >= q + 2 + case.get("crashes", 0):
+        elif ((f >= 2 and q == 0 and f - case.get("crashes", 0) >= 2) or f >= q + 2 + case.get("crashes", 0)) \
+                and self._agreeing_slow(x, case["origin"]) >= 2:
             # measured slow twice: a crash is no magnitude (an intermittent partner or a flip
             # reads as one), so it never makes up the second slow reading
             self.convict_node(x, case["origin"])
@@ -921,6 +987,22 @@ class CasePlanner:
             return False
         self.mark([x], "s")
         return True
+
+    def _faster(self, tid: int, group_tid: int) -> bool:
+        """Whether test ``tid`` read clearly faster (MATE_GAP) than the group ``group_tid``: then
+        the group's figure came from someone else in it (a slow NIC whose tests inside its rack
+        ran over NVLink and passed), so ``tid`` alone does not convict."""
+        r, g = self.ratio(tid), self.ratio(group_tid)
+        return r is not None and g is not None and self.slow(group_tid) and r > g + MATE_GAP
+
+    def _agreeing_slow(self, x: int, origin: Sequence[int]) -> int:
+        """How many of ``x``'s slow readings x itself can explain now. A failure counted when
+        it came in stops counting once x read clearly faster (MATE_GAP) beside another partner (a
+        group runs at its slowest member: that earlier partner was slower than x), so readings
+        at different magnitudes with different partners are one observation of x, not two."""
+        floor = self.floor(x)
+        return sum(1 for t in set(origin) if x in self.s.tests[t][1] and self.slow(t)
+                   and (self.ratio(t) or 0.0) >= floor - MATE_GAP)
 
     # -- rack: a crossing test failed for one end; confirm with other nodes -------
     def _plan_rack(self, case: dict) -> list | None:
@@ -956,8 +1038,15 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            elif intra[0] == "F" and self.slow(intra[1]):  # slow inside its own rack too: a node fault
+            elif intra[0] == "F" and self.slow(intra[1]) and (self.ratio(intra[1]) or 0.0) >= self.floor(x) - MATE_GAP:
+                # slow inside its own rack too, at the magnitude of its crossing failures: a node fault
                 self.convict_node(x, tids)
+            elif intra[0] == "F" and self.slow(intra[1]):
+                # inside its rack clearly slower than x read elsewhere: the partner or their link
+                # was slower, and x's crossing failures the uplink can explain; one more partner
+                mate = [i for i in self.s.tests[intra[1]][1] if i != x]
+                self.new_case("node", "confirm", member=x, fails=0, passes=0, origin=tids,
+                              partners=case["partners"] + mate)
             elif intra[0] == "F":  # crashed inside its rack: crash evidence (its partner may be the one)
                 mate = [i for i in self.s.tests[intra[1]][1] if i != x]
                 self.new_case("node", "confirm", member=x, fails=1, crashes=1, passes=0, origin=tids,
@@ -996,7 +1085,10 @@ class CasePlanner:
         return list(seen.values())
 
     def _rep_pairs(self) -> list[list[int]]:
-        return self._pairs(self._reps())
+        """Pairs of rack representatives; none when fewer than two racks have a free one (a
+        group of one crosses no boundary, and a lone probe once read as a one-node "link")."""
+        reps = self._reps()
+        return self._pairs(reps) if len(reps) >= 2 else []
 
     def _done_cross(self, case: dict) -> bool:
         if case["step"] in ("giant", "repgroup"):
@@ -1071,7 +1163,20 @@ class CasePlanner:
             s.notes.append(f"round {s.tests[tid][0]}: every pair of {len(members)} nodes measured above the bar; "
                            "the failing cross check was not reproduced (treated as a flaky result)")
             return False
+        passed = self.passed()
+        doubted: set[int] = set()
+        shared = set(data.get("shared", ()))
         for x in data["nodes"]:
+            if x in passed and x in shared and s.status[x] != "b":
+                # slow with nearly every partner here, yet it passed a test before and each of its
+                # slow partners is slow with others too: that pass was a flip, or its partners
+                # are the slow ones (NIC faults that NVLink-only tests inside a rack never show).
+                # One test with a proven-good partner decides, not this Job alone.
+                s.status[x] = "s"
+                doubted.add(x)
+                self.new_case("node", "confirm", member=x, fails=1, passes=0, crashes=0,
+                              origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=[])
+                continue
             self.convict_node(x, origin)
         for x, fails, tests in data.get("intermittent", []):
             self.mark_intermittent(x, fails, tests, origin)
@@ -1085,9 +1190,10 @@ class CasePlanner:
         else:
             for a, b, _m in data["links"]:
                 self.convict_link(a, b, origin)
-        follow = {x: (fails, mates) for x, fails, mates in data.get("crashed", []) if s.status[x] not in ("b", "i", "x")}
+        follow = {x: (fails, mates) for x, fails, mates in data.get("crashed", [])
+                  if s.status[x] not in ("b", "i", "x") and x not in doubted}
         if not many:
-            self.mark([i for i in members if s.status[i] in ("u", "s") and i not in follow], "g")
+            self.mark([i for i in members if s.status[i] in ("u", "s") and i not in follow and i not in doubted], "g")
         for x, (fails, mates) in sorted(follow.items()):
             # a failed transfer or two: crash evidence, too little to name anyone (a healthy end
             # fails its one transfer with a crashing node); confirmed with proven-good partners
@@ -1317,7 +1423,8 @@ def _case_nodes(case: Mapping) -> list[int]:
 
 
 def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom: Sequence[int],
-                 labelled: bool, failed: Sequence[tuple[int, int]] = ()) -> dict:
+                 labelled: bool, failed: Sequence[tuple[int, int]] = (),
+                 known: Iterable[tuple[int, int]] = ()) -> dict:
     """What a pairwise test's slow pairs and failed transfers say (pure; run once when the
     result is recorded).
 
@@ -1329,21 +1436,57 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     (greedily, as long as one fails two or more): failing every transfer (three or more) names
     it bad, failing some while others completed names it intermittent; what is left is at most
     one failed transfer per node (``crashed``: followed up, never convicted here). Only these
-    findings are kept in the state, not the pairs (8 million at 4096 nodes).
+    findings are kept in the state, not the pairs (8 million at 4096 nodes). A slow pair on a
+    ``known`` bad link (named before) is explained already: it counts for neither end, so the
+    two ends of a named link are not both "slow with every partner" in a small set.
     """
     m = len(members)
     fdeg: dict[int, int] = {}
     for a, b in failed:
         fdeg[a] = fdeg.get(a, 0) + 1
         fdeg[b] = fdeg.get(b, 0) + 1
-    deg: dict[int, int] = {}
-    for a, b, _v in slow:
-        deg[a] = deg.get(a, 0) + 1
-        deg[b] = deg.get(b, 0) + 1
+    known = {(a, b) if a < b else (b, a) for a, b in known}
+    explained: list[tuple[int, int]] = []
+    if known:
+        explained = [(a, b) for a, b, _v in slow if (a, b) in known]
+        slow = [(a, b, v) for a, b, v in slow if (a, b) not in known]
+        for a, b in explained:  # no evidence either way, as a failed transfer for the denominator
+            fdeg[a] = fdeg.get(a, 0) + 1
+            fdeg[b] = fdeg.get(b, 0) + 1
+    deg = _degrees(slow)
     bad = sorted(x for x, k in deg.items()
                  if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0)))))
+    if labelled and bad:
+        uplink = _uplink_reads_same(set(bad), slow, members, dom, failed)
+        bad = [x for x in bad if x not in uplink]
+    if bad:
+        # a slow node reads its own figure with every healthy partner: readings clearly below
+        # its typical one (MAGNITUDE_TOLERANCE) were another bottleneck's, and do not count
+        values: dict[int, list[float]] = {x: [] for x in bad}
+        for a, b, v in slow:
+            if a in values:
+                values[a].append(v)
+            if b in values:
+                values[b].append(v)
+        agreeing = {}
+        for x, vs in values.items():
+            vs.sort()
+            level = vs[len(vs) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
+            agreeing[x] = sum(1 for v in vs if v >= level)
+        bad = [x for x in bad if agreeing[x] >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0))))]
     bad_set = set(bad)
-    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set]
+    # a named node none of whose slow partners is slow only with it: every pair that names it
+    # has another slow end, which may be the bottleneck (several slow NICs that tests inside a
+    # rack never showed); kept as "shared" for a confirmation when the node passed before
+    clean: dict[int, int] = {}
+    if bad_set:
+        for a, b, _v in slow:
+            if a in bad_set and deg[b] == 1:
+                clean[a] = clean.get(a, 0) + 1
+            if b in bad_set and deg[a] == 1:
+                clean[b] = clean.get(b, 0) + 1
+    shared = sorted(x for x in bad if clean.get(x, 0) < 2)
+    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set] if bad_set else slow
     racks: list[int] = []
     if labelled and left:
         size: dict[int, int] = {}
@@ -1352,15 +1495,16 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
                 size[dom[i]] = size.get(dom[i], 0) + 1
         total = sum(size.values())
         unmeasured: dict[int, int] = {}  # failed boundary-crossing transfers: no figure either way
-        for a, b in failed:
+        for a, b in list(failed) + explained:
             if dom[a] != dom[b] and a not in bad_set and b not in bad_set:
                 unmeasured[dom[a]] = unmeasured.get(dom[a], 0) + 1
                 unmeasured[dom[b]] = unmeasured.get(dom[b], 0) + 1
-        hits: dict[int, int] = {}
-        for a, b, _v in left:
-            if dom[a] != dom[b]:
-                hits[dom[a]] = hits.get(dom[a], 0) + 1
-                hits[dom[b]] = hits.get(dom[b], 0) + 1
+        # the racks of both ends of every pair, counted where they differ (C-level iterators:
+        # a rack uplink at 4096 nodes is 100,000s of slow pairs)
+        da = list(map(dom.__getitem__, map(itemgetter(0), left)))
+        db = list(map(dom.__getitem__, map(itemgetter(1), left)))
+        hits = Counter(compress(da, map(ne, da, db)))
+        hits.update(compress(db, map(ne, da, db)))
         for d, k in sorted(hits.items()):
             crossing = size.get(d, 0) * (total - size.get(d, 0)) - unmeasured.get(d, 0)
             if crossing > 0 and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
@@ -1368,13 +1512,13 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
                 if len(size) == 2:
                     break  # two racks: one boundary, named once
         rack_set = set(racks)
-        left = [(a, b, v) for a, b, v in left if not (dom[a] != dom[b] and {dom[a], dom[b]} & rack_set)]
+        if rack_set:
+            # drop the crossing pairs with an end in a named rack (C-level: 100,000s of them)
+            touch = map(or_, map(rack_set.__contains__, da), map(rack_set.__contains__, db))
+            left = list(compress(left, map(not_, map(and_, touch, map(ne, da, db)))))
     # a node that failed with a good share of its partners but far from all: its pairs disagree
     # with each other far beyond independent noise (a link is one pair, a bad node nearly all)
-    ldeg: dict[int, int] = {}
-    for a, b, _v in left:
-        ldeg[a] = ldeg.get(a, 0) + 1
-        ldeg[b] = ldeg.get(b, 0) + 1
+    ldeg = _degrees(left)
     flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
     flaky_set = set(flaky)
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
@@ -1384,10 +1528,62 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     intermittent.extend([x, k, m - 1] for x, k in some)
     # a bad node slow with a partner of its own rack: no rack uplink explains that pair, so the
     # verdict never folds it into its rack (docs/design/050, observationally equivalent faults)
-    inside = sorted({x for a, b, _v in slow if labelled and dom[a] == dom[b] for x in (a, b) if x in bad_set})
+    inside = sorted({x for a, b, _v in slow if dom[a] == dom[b] for x in (a, b) if x in bad_set}
+                    if labelled and bad_set else ())
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": len(slow), "failed": len(failed),
-            "intermittent": sorted(intermittent), "crashed": sorted(follow)}
+            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared}
+
+
+def _degrees(pairs: Sequence[tuple]) -> Counter:
+    """How many of ``pairs`` each node is an end of (counted by C-level iterators)."""
+    out = Counter(map(itemgetter(0), pairs))
+    out.update(map(itemgetter(1), pairs))
+    return out
+
+
+def _uplink_reads_same(named: set[int], slow: list[tuple[int, int, float]], members: Sequence[int],
+                       dom: Sequence[int], failed: Sequence[tuple[int, int]]) -> set[int]:
+    """The ``named`` nodes (slow with nearly every partner) better read as their rack's uplink:
+    each has partners of its own rack in the set, and its pairs with them are not slow at the
+    magnitude of its boundary-crossing pairs (they pass, or read clearly slower: a link). A slow
+    node reads its own figure with every partner, inside its rack or not; an uplink slows only
+    the crossing pairs. Without a partner of its own rack nothing tells them apart (the verdict
+    then names the node with the uplink as the alternative). The pairs inside racks are found
+    by C-level iterators; a node's crossing figures are read only when it has slow pairs inside
+    its rack (an uplink at 4096 nodes is 65,000 crossing pairs and none inside)."""
+    size: dict[int, int] = {}
+    for i in members:
+        size[dom[i]] = size.get(dom[i], 0) + 1
+    own_failed: dict[int, int] = {}
+    for a, b in failed:
+        if dom[a] == dom[b]:
+            for x in (a, b):
+                if x in named:
+                    own_failed[x] = own_failed.get(x, 0) + 1
+    da = map(dom.__getitem__, map(itemgetter(0), slow))
+    db = map(dom.__getitem__, map(itemgetter(1), slow))
+    inside: dict[int, list[float]] = {}
+    for a, b, v in compress(slow, map(eq, da, db)):
+        for x in (a, b):
+            if x in named:
+                inside.setdefault(x, []).append(v)
+    out = set()
+    for x in named:
+        own = size.get(dom[x], 1) - 1 - own_failed.get(x, 0)
+        if own <= 0:
+            continue
+        need = max(1, math.ceil(PAIR_NODE_SHARE * own))
+        if len(inside.get(x, ())) < need:
+            out.add(x)  # too few slow pairs inside its rack, whatever their figures
+            continue
+        values = sorted(v for a, b, v in slow if x in (a, b) and dom[a] != dom[b])
+        if not values:
+            continue
+        level = values[len(values) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
+        if sum(1 for v in inside[x] if v >= level) < need:
+            out.add(x)
+    return out
 
 
 def _charge_failures(failed: Sequence[tuple[int, int]], m: int, named: set[int]) -> tuple[list, list, list]:

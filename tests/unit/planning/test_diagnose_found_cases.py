@@ -1,0 +1,131 @@
+"""Cases a random search (multi-fault scenarios, every policy option, JSON round trip before
+every round) found against the planner, kept as fixed regressions: at p = 0 no healthy node
+is named bad and nothing raises. Each line says what went wrong before the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcre.planning.diagnose import DiagnosePolicy
+from nvcre.planning.diagnose_sim import Scenario, run_planner
+from nvcre.planning.diagnose_sim import observably_bad as explains
+
+
+def _scenario(racks: list[int] | None, n: int, bad: dict, links: dict, uplinks: dict = {},  # noqa: B006
+              intermittent: dict = {}, seed: int = 0, mnnvl: bool = False) -> Scenario:  # noqa: B006
+    names = [f"gpu-node-{i:03d}" for i in range(n)]
+    topo = {}
+    if racks:
+        at = 0
+        for r, size in enumerate(racks):
+            for _ in range(size):
+                topo[names[at]] = f"rack-{r:02d}"
+                at += 1
+    sc = Scenario(names, topo, flip=0.0, seed=seed, mnnvl=mnnvl)
+    sc.bad_nodes = {names[i]: f for i, f in bad.items()}
+    sc.bad_links = {frozenset((names[a], names[b])): f for (a, b), f in links.items()}
+    sc.bad_racks = {f"rack-{r:02d}": f for r, f in uplinks.items()}
+    sc.intermittent = {names[i]: q for i, q in intermittent.items()}
+    return sc
+
+
+CASES = {
+    # node 2 failed only beside node 0 (a link) and passed beside node 1: it was named bad
+    "same-partner-failures-are-a-link": (
+        _scenario([2, 2], 4, {3: 0.365}, {(0, 2): 0.770}, seed=5869),
+        dict(max_screen_size=32, cross_check_after_faults=False, max_rounds=21, link_check="search")),
+    # node 3 read 0.42 beside node 0 and 0.60 beside node 1 (both NIC-slow, passing inside
+    # their rack over NVLink): two readings at different magnitudes counted as two observations
+    "different-magnitudes-are-one-observation": (
+        _scenario([3, 2, 1], 6, {1: 0.603, 0: 0.429}, {(5, 0): 0.540, (1, 2): 0.771}, intermittent={5: 0.552},
+                  seed=7230, mnnvl=True),
+        dict(min_group_size=3, max_concurrent=7, max_screen_size=3, cross_check="representatives",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=4)),
+    # node 0 (bad, and one end of a named link) was cleared as the link's end and then served
+    # as a "proven-good" partner: node 5 was named bad beside it
+    "partners-must-have-passed": (
+        _scenario([1] * 8, 8, {4: 0.543, 6: 0.377, 0: 0.702}, {(3, 0): 0.349, (5, 2): 0.703},
+                  intermittent={1: 0.498}, seed=8324),
+        dict(max_screen_size=3, cross_check="none", cross_check_after_faults=False, max_rounds=7)),
+    # the pairwise Job read the already named link 4-5 as one more slow partner of each end: both
+    # were "slow with every partner" although rack-02's uplink explains the rest
+    "a-named-link-is-no-partner-evidence": (
+        _scenario([2, 1, 3], 6, {0: 0.736}, {(5, 4): 0.641, (5, 2): 0.570}, {2: 0.506}, seed=5011),
+        dict(min_group_size=1, max_concurrent=1, max_screen_size=32, cross_check_after_faults=True,
+             marginal_band=0.0, max_rounds=21)),
+    # rack-02's uplink plus a link inside it: nodes 5 and 7 were named bad (slow with every
+    # partner) although their pair inside the rack read far slower than their crossing pairs
+    "an-uplink-is-not-two-bad-nodes": (
+        _scenario([2, 3, 3], 8, {4: 0.795, 6: 0.598, 3: 0.723}, {(7, 5): 0.370, (5, 3): 0.345}, {2: 0.549},
+                  intermittent={5: 0.363}, seed=4610),
+        dict(min_group_size=1, marginal_band=0.0, max_rounds=21, cross_check_after_faults=True)),
+    # MNNVL, single-node tests: node 4 passed alone, then read slow with three NIC-slow partners
+    # in the pairwise Job and was named bad on that Job alone
+    "a-pass-then-only-slow-partners-is-confirmed": (
+        _scenario([1, 2, 2], 5, {0: 0.728, 2: 0.431, 1: 0.569}, {(1, 3): 0.530}, intermittent={3: 0.621},
+                  seed=7324, mnnvl=True),
+        dict(min_group_size=1, max_screen_size=32, cross_check_after_faults=True, marginal_band=0.1,
+             max_rounds=21)),
+    # representatives with one free rack: a one-node "rack probe" became a one-member suspect
+    # pair and the planner raised IndexError
+    "no-one-node-rack-probe": (
+        _scenario([3, 3, 1], 7, {}, {}, intermittent={6: 0.704}, seed=5328, mnnvl=True),
+        dict(max_concurrent=3, cross_check="representatives", cross_check_after_faults=False,
+             marginal_band=0.1, max_rounds=13)),
+    # a crash beside an intermittent partner hid that every measured failure of node 6 left rack-02,
+    # whose uplink explains them
+    "seed7-18855": (
+        _scenario([3, 1, 3], 7, {4: 0.8, 0: 0.798}, {}, {2: 0.562}, intermittent={4: 0.8}, seed=4951,
+                  mnnvl=True),
+        dict(max_screen_size=32, cross_check="representatives", max_rounds=21, link_check="search")),
+    # node 2 read slow three times beside node 0 (NIC-slow, passing inside its rack over NVLink); a
+    # crash beside an intermittent node hid the shared partner
+    "seed7-20898": (
+        _scenario([2, 2], 4, {0: 0.726}, {(1, 3): 0.463}, {}, intermittent={3: 0.766}, seed=5319, mnnvl=True),
+        dict(max_concurrent=7, max_screen_size=3, cross_check="representatives",
+             cross_check_after_faults=True, max_rounds=9)),
+    # a screen triple read 0.35, node 8 then 0.55 beside a partner: the triple's figure came from
+    # someone else (NVLink hid it)
+    "seed7-21134": (
+        _scenario([8, 1], 9, {2: 0.554, 6: 0.342}, {(3, 4): 0.346, (2, 4): 0.49}, {}, intermittent={},
+                  seed=8169, mnnvl=True),
+        dict(max_concurrent=7, max_screen_size=32, cross_check="none", marginal_band=0.1, max_rounds=5)),
+    # node 0 read 0.31, 0.43 and 0.55 beside three partners: three magnitudes are the partners' faults,
+    # one observation of node 0
+    "seed7-25515": (
+        _scenario([3, 3], 6, {4: 0.529, 3: 0.309, 5: 0.436}, {(3, 4): 0.592}, {}, intermittent={2: 0.757},
+                  seed=40, mnnvl=True),
+        dict(max_screen_size=3, cross_check="representatives", marginal_band=0.0, max_rounds=13)),
+    # node 1 read slow inside its rack only on a bad link, clearly slower than its crossing failures
+    # (the rack uplink)
+    "seed7-27439": (
+        _scenario([3, 2], 5, {0: 0.77}, {(0, 3): 0.436, (1, 2): 0.328}, {0: 0.394}, intermittent={4: 0.355},
+                  seed=1833, mnnvl=False),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=32, cross_check_after_faults=True,
+             marginal_band=0.1, link_check="search")),
+    # node 5 read slow twice beside the same partner and never passed: a link between them reads the same
+    "seed7-34430": (
+        _scenario([3, 3], 6, {0: 0.761, 1: 0.445}, {(2, 5): 0.737}, {}, intermittent={4: 0.356}, seed=9118,
+                  mnnvl=True),
+        dict(max_screen_size=32, marginal_band=0.0, max_rounds=5, link_check="search")),
+    # a three-node pairwise Job: node 2 read 0.63 beside node 0 (link + uplink) and 0.80 beside
+    # node 1 (slow): two magnitudes, two other bottlenecks, yet it was named slow with every partner
+    "three-node-pairs-at-two-magnitudes": (
+        _scenario([1, 2], 3, {1: 0.82}, {(0, 2): 0.734}, {0: 0.617}, intermittent={0: 0.292}, seed=2438,
+                  mnnvl=False),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=3, cross_check_after_faults=True,
+             marginal_band=0.1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_found_case_convicts_no_healthy_node_at_p0(name):
+    sc, options = CASES[name]
+    policy = DiagnosePolicy(threshold=sc.threshold, **options)
+    stats = run_planner(sc, policy, roundtrip=True)
+    v = stats.verdict
+    assert stats.disjoint and stats.rounds <= policy.max_rounds
+    rack_alternative = {b["name"] for b in v.bad_nodes if b.get("alternative", "").startswith("uplink of")}
+    wrong = [b["name"] for b in v.bad_nodes if not explains(sc, b["name"], policy.min_group_size)
+             and not (b["name"] in rack_alternative and sc.bad_racks)]
+    assert not wrong, f"healthy node(s) {wrong} named bad at p=0"
