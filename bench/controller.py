@@ -97,15 +97,28 @@ def union_length(intervals: list[tuple[float, float]]) -> float:
 
 class PodEnds(threading.Thread):
     """Polls the workload pods (every 0.5 s) and keeps, per nvcre Job, the last container end
-    as the kubelet stamped it and when the API server first showed it (the test bed's own
-    delay: on a loaded machine the simulated kubelet posts pod status late)."""
+    as the kubelet stamped it and when the API server showed the last of its pods' ends (the
+    test bed's own delay: on a loaded machine the simulated kubelet posts the status of
+    hundreds of pods that end in the same second over several seconds, and the controller
+    must see every one of them before it decides)."""
 
     def __init__(self, kube, namespace: str) -> None:
         super().__init__(daemon=True)
         self.kube, self.namespace = kube, namespace
         self.ends: dict[str, float] = {}
-        self.visible: dict[str, float] = {}  # per nvcre Job: when its last pod end was first seen
+        self.seen: dict[tuple[str, str], tuple[float, float]] = {}  # (nvcre Job, pod): (seen at, finishedAt)
         self.stop = threading.Event()
+
+    def visible(self, job: str, until: float) -> float | None:
+        """When the last of the Job's pod ends stamped before ``until`` (its verdict) was first seen;
+        pods killed by the clean-up after the verdict do not count."""
+        times = [at for (j, _), (at, end) in list(self.seen.items()) if j == job and end <= until]
+        return max(times) if times else None
+
+    def last_end(self, job: str, until: float) -> float | None:
+        """The Job's last pod end stamped before ``until`` (its verdict)."""
+        ends = [end for (j, _), (_, end) in list(self.seen.items()) if j == job and end <= until]
+        return max(ends) if ends else None
 
     def run(self) -> None:
         while not self.stop.wait(0.5):
@@ -118,8 +131,7 @@ class PodEnds(threading.Thread):
                 for cs in (pod.get("status") or {}).get("containerStatuses") or []:
                     end = ts(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
                     if job and end:
-                        if end > self.ends.get(job, 0.0):
-                            self.visible[job] = time.time()
+                        self.seen.setdefault((job, pod["metadata"]["name"]), (time.time(), end))
                         self.ends[job] = max(self.ends.get(job, 0.0), end)
 
 
@@ -211,10 +223,11 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
         if start and (end or decided):
             intervals.append((start, max(start, end or decided)))
         if decided and end:
+            end = ends.last_end(name, decided) or end  # not the pods the clean-up killed after the verdict
             lags.append(decided - end)
-            if name in ends.visible:
-                visible_lags.append(decided - ends.visible[name])
-                delivery.append(ends.visible[name] - end)
+            if (visible := ends.visible(name, decided)) is not None:
+                visible_lags.append(decided - visible)
+                delivery.append(visible - end)
     workload = union_length(intervals)
     apply_to_verdict = verdict_at - wall0
     failed_nodes = sorted({n["name"] for n in (cert.get("status") or {}).get("failedNodes") or []})
@@ -241,8 +254,9 @@ def report(r: dict) -> list[str]:
           f"difference {r['overhead']:.1f} s = {ratio * 100:.0f} % of the workload time")
     print(f"  decision lag after the last pod ended: median {r['lag_median']:.1f} s, max {r['lag_max']:.1f} s "
           f"(budget {DECISION_LAG_BUDGET_S:.0f} s)")
-    print(f"    of which the test bed: pod status reached the API server a median {r['delivery_median']:.1f} s after the "
-          f"pod ended; decision after it was visible: median {r['seen_lag_median']:.1f} s, max {r['seen_lag_max']:.1f} s")
+    print(f"    of which the test bed: the last pod end reached the API server a median {r['delivery_median']:.1f} s after "
+          f"the last pod ended; decision after it was visible: median {r['seen_lag_median']:.1f} s, "
+          f"max {r['seen_lag_max']:.1f} s (0.5 s polls)")
     print(f"  controller CPU {r['cpu']:.1f} s ({r['cpu'] / r['nodes'] * 1000:.1f} ms per node), peak RSS {r['rss']:.0f} MB "
           f"(budget {RSS_BUDGET_MB:.0f} MB)")
     print(f"  API requests {r['requests']:.0f} = {r['requests'] / max(r['jobs'], 1):.1f} per Job")
