@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -107,6 +108,8 @@ class PodEnds:
     def __init__(self, kube, namespace: str) -> None:
         from nvcre.kube.watch import Reflector, WatchSpec
 
+        # the watch breaks when the control plane stops at the end of a run: not worth a warning
+        logging.getLogger("nvcre.kube.watch").setLevel(logging.ERROR)
         self.seen: dict[tuple[str, str], tuple[float, float]] = {}  # (nvcre Job, pod): (seen at, finishedAt)
         self.ends: dict[str, float] = {}
         self.reflector = Reflector(kube, WatchSpec("v1", "Pod", "Pod", label_selector=JOB_LABEL, namespace=namespace), self)

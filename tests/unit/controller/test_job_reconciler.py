@@ -70,7 +70,8 @@ def _pod(job: str, name: str, role: str, *, node: str | None, phase: str, state:
         status["conditions"].append(scheduled)
     if state is not None:
         status["containerStatuses"] = [{"name": "main", "state": state}]
-    spec: dict = {"containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "8"}} if role == "worker" else {}}]}
+    spec: dict = {"restartPolicy": "Never",  # as the MPI adapters render launcher and workers
+                  "containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "8"}} if role == "worker" else {}}]}
     if node:
         spec["nodeName"] = node
     return {"apiVersion": "v1", "kind": "Pod",

@@ -49,15 +49,8 @@ def _started(pod: dict) -> bool:
     return dig(pod, "status", "phase") in ("Running", "Succeeded", "Failed")
 
 
-def _containers_ended(pod: dict) -> bool:
-    """Every container the kubelet reports has terminated (the pod's phase may follow later)."""
-    statuses = dig(pod, "status", "containerStatuses") or []
-    return bool(statuses) and all(dig(cs, "state", "terminated") is not None for cs in statuses)
-
-
 def _live(pod: dict) -> bool:
-    return (dig(pod, "status", "phase") in ("Pending", "Running", None) and _started(pod)
-            and not _containers_ended(pod))
+    return dig(pod, "status", "phase") in ("Pending", "Running", None) and _started(pod) and ws.pod_ended(pod) is None
 
 
 def _waiting_reason(pod: dict) -> str:
