@@ -10,8 +10,8 @@ Two rules the plain "the launcher failed, so the group failed" reading gets wron
 * The verdict is written once the last pod has ended (its exit code and log are part
   of the evidence), not while pods still run; a pod that does not end within
   ``settle_seconds`` of the workload's end does not hold the verdict back longer.
-  A pod has ended when its containers have terminated, even if the kubelet has not
-  posted the pod's phase yet (it does so in a later status update: waiting for it
+  A pod has ended when its containers have terminated for good (``workload_state.pod_ended``),
+  even if the kubelet has not posted the pod's phase yet (it does so in a later status update: waiting for it
   would add one status round trip to every decision). While pods still run, the
   next look is the settle deadline: their ends arrive as watch events.
 """
