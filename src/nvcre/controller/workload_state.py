@@ -98,19 +98,41 @@ def workload_phase(objects: list[dict], pods: list[dict]) -> WorkloadPhase:
     return WorkloadPhase(PENDING)
 
 
+def pod_ended(pod: dict) -> str | None:
+    """SUCCEEDED or FAILED once a pod has ended, else None.
+
+    The phase when the kubelet has posted it; before that, main containers that have all
+    terminated and will not be restarted (``restartPolicy`` Never, or OnFailure with every
+    exit code 0): a kubelet posts the containers' end first and the phase in a later status
+    update, seconds later when hundreds of pods end at once.
+    """
+    phase = dig(pod, "status", "phase")
+    if phase in ("Succeeded", "Failed"):
+        return SUCCEEDED if phase == "Succeeded" else FAILED
+    statuses = dig(pod, "status", "containerStatuses") or []
+    ends = [dig(cs, "state", "terminated") for cs in statuses]
+    if not ends or any(end is None for end in ends):
+        return None
+    ok = all(end.get("exitCode") == 0 for end in ends)
+    policy = dig(pod, "spec", "restartPolicy") or "Always"
+    if policy == "Never" or (policy == "OnFailure" and ok):
+        return SUCCEEDED if ok else FAILED
+    return None
+
+
 def launcher_pod_end(launchers: list[dict], pods: list[dict]) -> WorkloadPhase | None:
     """The run's end read from the launcher pod itself, before the job controller marks its
     batch Job (seconds later at fleet scale): with ``backoffLimit: 0`` a launcher pod that
-    has terminated is the run's end, exit 0 a success and anything else a failure."""
+    has ended (``pod_ended``) is the run's end, exit 0 a success and anything else a failure."""
     if len(launchers) != 1 or int(dig(launchers[0], "spec", "backoffLimit") or 0) != 0:
         return None
     mine = [p for p in pods if is_launcher(p) and not dig(p, "metadata", "deletionTimestamp")]
     if len(mine) != 1:
         return None
-    phase = dig(mine[0], "status", "phase")
-    if phase == "Succeeded":
+    ended = pod_ended(mine[0])
+    if ended == SUCCEEDED:
         return WorkloadPhase(SUCCEEDED)
-    if phase == "Failed":
+    if ended == FAILED:
         failed = failed_container(mine)
         return WorkloadPhase(FAILED, f"launcher pod {mine[0]['metadata']['name']} failed"
                                      + (f" (exit code {failed.exit_code}, {failed.reason})" if failed else ""))

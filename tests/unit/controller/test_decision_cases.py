@@ -41,8 +41,8 @@ CASES = Path(__file__).parent / "cases"
 def _job_end(data: dict) -> dict:
     phase = ws.workload_phase(data["objects"], data["pods"])
     end = decide_end(phase, data["objects"], data["pods"], now=parse_time(data["now"]), label=data.get("label", "workload"))
-    return {"workload_phase": phase.phase, "wait": end.wait, "phase": end.phase, "reason": end.reason,
-            "message": end.message, "blame_group": end.blame_group}
+    return {"workload_phase": phase.phase, "wait": end.wait, "wait_seconds": end.wait_seconds, "phase": end.phase,
+            "reason": end.reason, "message": end.message, "blame_group": end.blame_group}
 
 
 def _job_step(data: dict) -> dict:

@@ -90,3 +90,31 @@ def test_log_pods_keep_the_sick_node_then_the_failed_ranks_within_the_cap():
         pods.append(pod)
     kept = [p["metadata"]["name"] for p in ws.log_pods(pods, 8, first={"node-12"})]
     assert kept[:2] == ["w-12", "w-14"] and kept[2:] == ["w-0", "w-1", "w-2", "w-3", "w-4", "w-5"]
+
+
+def _ended_pod(policy, *codes, phase="Running"):
+    """Containers terminated with ``codes``; the kubelet has not posted the pod's phase yet."""
+    return {"metadata": {"name": "p"}, "spec": {"restartPolicy": policy} if policy else {},
+            "status": {"phase": phase, "containerStatuses": [
+                {"name": f"c{i}", "state": {"terminated": {"exitCode": code}}} for i, code in enumerate(codes)]}}
+
+
+def test_a_pod_has_ended_once_its_containers_terminated_for_good():
+    assert ws.pod_ended(_ended_pod("Never", 0)) == ws.SUCCEEDED
+    assert ws.pod_ended(_ended_pod("Never", 0, 3)) == ws.FAILED
+    assert ws.pod_ended(_ended_pod("OnFailure", 0)) == ws.SUCCEEDED
+    assert ws.pod_ended(_ended_pod("OnFailure", 1)) is None  # the kubelet restarts it
+    assert ws.pod_ended(_ended_pod(None, 0)) is None  # Always (the default): it restarts
+    running = _ended_pod("Never", 0)
+    running["status"]["containerStatuses"].append({"name": "side", "state": {"running": {}}})
+    assert ws.pod_ended(running) is None
+    assert ws.pod_ended(_ended_pod("Always", 0, phase="Failed")) == ws.FAILED  # the phase, once posted
+
+
+def test_the_launcher_pods_end_decides_before_its_phase_is_posted():
+    launcher = _bjob("w-launcher", active=1, labels={"nvcre.nvidia.com/role": "launcher"})
+    launcher["spec"] = {"backoffLimit": 0}
+    pod = _ended_pod("Never", 2)
+    pod["metadata"]["labels"] = {"nvcre.nvidia.com/role": "launcher"}
+    phase = ws.workload_phase([launcher, _bjob("w-worker", active=2)], [pod])
+    assert phase.phase == ws.FAILED and "exit code 2" in phase.message

@@ -10,6 +10,10 @@ Two rules the plain "the launcher failed, so the group failed" reading gets wron
 * The verdict is written once the last pod has ended (its exit code and log are part
   of the evidence), not while pods still run; a pod that does not end within
   ``settle_seconds`` of the workload's end does not hold the verdict back longer.
+  A pod has ended when its containers have terminated for good (``workload_state.pod_ended``),
+  even if the kubelet has not posted the pod's phase yet (it does so in a later status update: waiting for it
+  would add one status round trip to every decision). While pods still run, the
+  next look is the settle deadline: their ends arrive as watch events.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ SETTLE_SECONDS = 30.0
 
 @dataclass(frozen=True)
 class EndDecision:
-    """``wait``: look again in ``wait_seconds``; else the terminal (phase, reason, message)."""
+    """``wait``: look again in ``wait_seconds`` at the latest (the settle deadline; pod events
+    come sooner); else the terminal (phase, reason, message)."""
 
     wait: bool
     phase: str = ""
@@ -45,7 +50,7 @@ def _started(pod: dict) -> bool:
 
 
 def _live(pod: dict) -> bool:
-    return dig(pod, "status", "phase") in ("Pending", "Running", None) and _started(pod)
+    return dig(pod, "status", "phase") in ("Pending", "Running", None) and _started(pod) and ws.pod_ended(pod) is None
 
 
 def _waiting_reason(pod: dict) -> str:
@@ -108,7 +113,7 @@ def decide_end(phase: ws.WorkloadPhase, objects: list[dict], pods: list[dict], *
     end = ended_at(objects, pods)
     live = [p["metadata"]["name"] for p in pods if _live(p) and not ws.is_launcher(p)]
     if live and end is not None and now - end < settle_seconds:
-        return EndDecision(wait=True, wait_seconds=min(2.0, settle_seconds - (now - end)))
+        return EndDecision(wait=True, wait_seconds=settle_seconds - (now - end))
     if phase.phase == ws.SUCCEEDED:
         return EndDecision(False, "Succeeded", JobReason.WORKLOAD_COMPLETED, f"Workload {label} completed successfully")
     waiting, expected, example = not_started(objects, pods)

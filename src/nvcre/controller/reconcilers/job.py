@@ -35,6 +35,7 @@ from nvcre.controller.decide.restart import decide_restart
 from nvcre.controller.decide.job_pass import JobPass, apply_pass, apply_verdict, blame, newly_sick
 from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import check_nodes
+from nvcre.controller.parallel_reads import read_all
 from nvcre.controller.measurements import (
     Reading,
     complete_status,
@@ -277,26 +278,50 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     step = decide_job_step(facts)
     if step.try_restart and _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
         return 2.0
-    p = _job_pass(ctx, job, obs, facts, step)
-    reading = _final_reading(ctx, job, obs.pods) if step.read_measurements else None  # a crash's too (goodput of what it did)
+    p = _job_pass(obs, facts, step)
+    got = _read_evidence(ctx, job, obs, step, p)
+    if "failure_log" in got:
+        p.failure_log = got["failure_log"]
+    reading = got.get("reading")  # a crash's too (goodput of what it did)
     if step.read_measurements:
         p.job_fields = dict(reading.job_fields) if reading is not None and reading.job_fields else {}
         if digest := ws.image_digest(obs.pods):
             p.job_fields["imageDigest"] = digest
         if step.terminal is not None and step.terminal.phase != c.FAILED:
             p.verdict = _verdict(ctx, job, reading, since=facts.now)
-    if p.terminal is not None and (dig(job, "metadata", "labels", L.WORKLOAD_RUN) or _failing(p)):
-        # the workload (and its pods) is deleted next: a WorkloadRun keeps every pod's
-        # output, a failed Certification Job each node's own pod (the report's evidence)
-        # first the sick nodes and, where the verdict narrowed it (vanished nodes), the group;
-        # the whole group would put every rank first and order nothing
+    if "pod_logs" in got:
+        p.pod_logs = got["pod_logs"]
+    elif _keeps_pod_logs(job, p):  # only the thresholds failed it: known after the reading
         p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | set(step.blame))
     return _write_pass(ctx, job, obs, p, reading, step.wait_seconds,
                        _next_look(ctx, job, obs, facts.clocks, grace, timeout))
 
 
-def _job_pass(ctx: Context, job: dict, obs: Observation, facts: JobFacts, step: JobStep) -> JobPass:
-    """The step as a status write, with the failure log it asks for read."""
+def _keeps_pod_logs(job: dict, p: JobPass) -> bool:
+    """The workload (and its pods) is deleted next: a WorkloadRun keeps every pod's output,
+    a failed Certification Job each node's own pod (the report's evidence)."""
+    return p.terminal is not None and bool(dig(job, "metadata", "labels", L.WORKLOAD_RUN) or _failing(p))
+
+
+def _read_evidence(ctx: Context, job: dict, obs: Observation, step: JobStep, p: JobPass) -> dict:
+    """The reads the step asks for, at the same time: the failure log, the final measurement
+    reading and, when the Job already fails (or is a WorkloadRun's), the pods' log tails.
+
+    Pods on the sick nodes and, where the verdict narrowed it (vanished nodes), the group's
+    come first; the whole group would put every rank first and order nothing.
+    """
+    reads: dict = {}
+    if step.failure_log_fixed is None and step.failure_log is not None:
+        reads["failure_log"] = lambda: _failure_log(ctx, job, obs.pods, reason=step.failure_log or None)
+    if step.read_measurements:
+        reads["reading"] = lambda: _final_reading(ctx, job, obs.pods)
+    if _keeps_pod_logs(job, p):
+        reads["pod_logs"] = lambda: _pod_logs(ctx, job, obs.pods, first=set(p.sick) | set(step.blame))
+    return read_all(reads)
+
+
+def _job_pass(obs: Observation, facts: JobFacts, step: JobStep) -> JobPass:
+    """The step as a status write (the evidence it asks for is read next)."""
     clocks = facts.clocks
     p = JobPass(clock_updates=dict(clocks.updates), ran=obs.ran, sick=obs.sick, group=list(step.blame) or obs.group,
                 blocked_message=clocks.blocked_message, running=obs.phase.phase == ws.RUNNING or step.action == WAIT,
@@ -304,8 +329,6 @@ def _job_pass(ctx: Context, job: dict, obs: Observation, facts: JobFacts, step: 
                 terminal=step.terminal if step.action == TERMINAL else None)
     if step.failure_log_fixed is not None:
         p.failure_log = dict(step.failure_log_fixed)
-    elif step.failure_log is not None:
-        p.failure_log = _failure_log(ctx, job, obs.pods, reason=step.failure_log or None)
     return p
 
 
@@ -356,8 +379,8 @@ def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: 
         wf = (dig(meta.get("labels"), L.WORKFLOW) or "")
         for node in sorted(sick):
             ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
-    if p.terminal is None:
-        return wait if wait is not None else next_look
+    if p.terminal is None:  # the last pods' ends arrive as events; ``wait`` is only their deadline
+        return min(wait, next_look) if wait is not None else next_look
     if written is not None:
         ctx.forget(meta.get("uid"), meta.get("namespace", ""), meta["name"])
     _finish_measurements(ctx, job, reading, p.terminal.phase)
@@ -515,13 +538,18 @@ def _pod_logs(ctx: Context, job: dict, pods: list[dict], first: set[str] = froze
     helper, a quarter of its caps); pods on the ``first`` nodes come right after the launcher."""
     from nvcre.api.job import MAX_POD_LOGS
 
-    out = []
-    for pod in ws.log_pods(pods, MAX_POD_LOGS, first=first):
+    chosen = ws.log_pods(pods, MAX_POD_LOGS, first=first)
+
+    def read(pod: dict):
         name, namespace = pod["metadata"]["name"], pod["metadata"].get("namespace") or job["metadata"].get("namespace")
-        container, code, reason = ws.main_container(pod)
-        text = ctx.kube.pod_log(name, namespace, container=container, tail_lines=ws.POD_LOG_LINES)
-        entry = {"podName": name, "nodeName": dig(pod, "spec", "nodeName"), "exitCode": code, "reason": reason,
-                 "tail": ws.whole_line_tail(text, ws.POD_LOG_LINES, ws.POD_LOG_BYTES)}
+        return lambda: ctx.kube.pod_log(name, namespace, container=ws.main_container(pod)[0], tail_lines=ws.POD_LOG_LINES)
+
+    texts = read_all({str(i): read(pod) for i, pod in enumerate(chosen)})
+    out = []
+    for i, pod in enumerate(chosen):
+        _, code, reason = ws.main_container(pod)
+        entry = {"podName": pod["metadata"]["name"], "nodeName": dig(pod, "spec", "nodeName"), "exitCode": code,
+                 "reason": reason, "tail": ws.whole_line_tail(texts[str(i)], ws.POD_LOG_LINES, ws.POD_LOG_BYTES)}
         out.append({k: v for k, v in entry.items() if v not in (None, "")})
     return out
 
