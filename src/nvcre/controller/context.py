@@ -70,6 +70,14 @@ class BoundedMemo:
             while len(self._items) > self.limit:
                 self._items.popitem(last=False)
 
+    def pop(self, key: Any) -> None:
+        with self._lock:
+            self._items.pop(key, None)
+
+    def keys(self) -> list[Any]:
+        with self._lock:
+            return list(self._items)
+
     def drop_where(self, predicate: Callable[[Any], bool]) -> None:
         with self._lock:
             for key in [k for k in self._items if predicate(k)]:
@@ -89,6 +97,9 @@ class Memos:
     resolved: BoundedMemo = field(default_factory=lambda: BoundedMemo(256))  # (Workflow uid, ...) -> resolved category
     monitors: BoundedMemo = field(default_factory=lambda: BoundedMemo(64))  # (expression, cordoned) -> health monitor
     workloads: BoundedMemo = field(default_factory=lambda: BoundedMemo(64))  # (Job uid, sha256) -> rendered objects
+    # (kind, namespace, name) of the Certifications and WorkloadRuns waiting for a target node:
+    # what a Node that joins (or changes) wakes; past the bound the oldest falls back on the resync
+    waiting_for_nodes: BoundedMemo = field(default_factory=lambda: BoundedMemo(1024))
 
 
 @dataclass
@@ -113,14 +124,28 @@ class Context:
         if self.events is None:
             self.events = EventSink(self.kube)
 
-    def forget(self, uid: str | None, namespace: str = "", name: str = "") -> None:
+    def forget(self, uid: str | None, namespace: str = "", name: str = "", *, kind: str = "") -> None:
         """An object turned terminal or was deleted: drop what was memoised for it."""
+        if kind:
+            self.memos.waiting_for_nodes.pop((kind, namespace, name))
         if uid:
             self.memos.stall_checked.drop_where(lambda k: k == uid)
             self.memos.resolved.drop_where(lambda k: k[0] == uid)
             self.memos.workloads.drop_where(lambda k: k[0] == uid)
         if name:
             self.placements.pop((namespace, name), None)
+
+    def waiting(self, obj: dict, waits: bool) -> None:
+        """Record whether ``obj`` (a Certification or WorkloadRun) is waiting for target nodes."""
+        meta = obj["metadata"]
+        key = (obj["kind"], meta.get("namespace") or "", meta["name"])
+        if waits:
+            self.memos.waiting_for_nodes.put(key, True)
+        else:
+            self.memos.waiting_for_nodes.pop(key)
+
+    def waiting_for_nodes(self) -> list[tuple[str, str, str]]:
+        return self.memos.waiting_for_nodes.keys()
 
     def now(self) -> float:
         return self.clock()

@@ -206,3 +206,13 @@ def apply_final(o: dict) -> bool:
         c.set_status_phase(ost, c.SUCCEEDED, R.ALL_SUCCEEDED, "All certification categories completed successfully", generation=gen)
     ost["summary"] = summary(entries, ost.get("failedNodes") or [], ost.get("excludedNodes") or [])
     return ost != before
+
+
+def waiting_message(target: dict, include_cordoned: bool, deadline_text: str, bound: float) -> str:
+    """What a Certification waiting for target nodes says: the selector and until when it
+    waits. It names the deadline, not the seconds left, so it does not change while it waits
+    (a countdown would rewrite the status on every look)."""
+    selector = ",".join(f"{k}={v}" for k, v in (target.get("nodeSelector") or {}).items()) or "the target"
+    lead = "No nodes (including unschedulable) match" if include_cordoned else "No schedulable nodes match"
+    return (f"{lead} {selector}; retrying as nodes join or change until {deadline_text} "
+            f"({int(bound)}s after creation), then failing. Nodes that are cordoned or unschedulable do not count.")

@@ -18,7 +18,7 @@ from nvcre.controller import ledger
 from nvcre.controller import labels as L
 from nvcre.controller.reconcilers import report_export
 from nvcre.controller.conditions import CertificationReason as R
-from nvcre.controller.context import Context, parse_time, write_status
+from nvcre.controller.context import Context, format_time, parse_time, write_status
 from nvcre.controller.decide import certification as D
 from nvcre.controller.views import certification_status
 from nvcre.controller.decide.certification import MAX_CERT_FAILED_NODES  # noqa: F401 - re-exported
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 def reconcile_certification(ctx: Context, namespace: str, name: str) -> float | None:
     cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", name, namespace)
     if cert is None or cert["metadata"].get("deletionTimestamp"):
+        ctx.forget(dig(cert, "metadata", "uid"), namespace, name, kind="Certification")
         if cert is None:  # deleted while a watch was away (a relist sends no DELETED)
             ctx.cache.drop("Certification", namespace, name)
         return None
@@ -38,12 +39,14 @@ def reconcile_certification(ctx: Context, namespace: str, name: str) -> float | 
     st = cert.get("status") or {}
     if not st.get("categoryStatuses"):
         if c.is_terminal(st.get("conditions")):
+            ctx.forget(cert["metadata"].get("uid"), namespace, name, kind="Certification")
             return None
         return _start(ctx, cert)
     return _advance(ctx, cert)
 
 
 def _fail(ctx: Context, cert: dict, reason: str, message: str) -> None:
+    ctx.waiting(cert, False)
     def mutate(o: dict) -> bool:
         st = o["status"]
         if c.is_terminal(st.get("conditions")):
@@ -67,21 +70,23 @@ def _unknown_category(categories: list[dict]) -> str | None:
 
 
 def _wait_for_nodes(ctx: Context, cert: dict, target: dict) -> float | None:
-    """No target node yet: InProgress/WaitingForNodes, Failed after the bound."""
+    """No target node yet: InProgress/WaitingForNodes until the deadline, then Failed.
+
+    A Node that joins or changes wakes the Certification (``operator.wake_waiting``), so the
+    pass returns the deadline, not a poll; the message names the deadline, so a pass that
+    finds nothing new writes nothing.
+    """
     created = parse_time(cert["metadata"].get("creationTimestamp")) or ctx.now()
-    waited = ctx.now() - created
     bound = ctx.settings.waiting_for_nodes_seconds
-    if waited >= bound:
+    left = created + bound - ctx.now()
+    if left <= 0:
+        ctx.waiting(cert, False)
         _fail(ctx, cert, R.VALIDATION_FAILED, f"No schedulable target nodes were found within {int(bound)}s")
         return None
-    selector = ",".join(f"{k}={v}" for k, v in (target.get("nodeSelector") or {}).items()) or "the target"
-    lead = "No nodes (including unschedulable) match" if compose.include_cordoned(target) else "No schedulable nodes match"
-    message = (
-        f"{lead} {selector}; retrying for up to {int(bound - waited)}s more. "
-        "Nodes that are cordoned or unschedulable do not count."
-    )
+    ctx.waiting(cert, True)
+    message = D.waiting_message(target, compose.include_cordoned(target), format_time(created + bound), bound)
     write_status(ctx, cert, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, R.WAITING_FOR_NODES, message))
-    return min(5.0, ctx.settings.resync_seconds)
+    return left
 
 
 def _start(ctx: Context, cert: dict) -> float | None:
@@ -97,6 +102,7 @@ def _start(ctx: Context, cert: dict) -> float | None:
     found = compose.discover(compose.gpu_nodes(ctx), target)
     if not found.nodes:
         return _wait_for_nodes(ctx, cert, target)
+    ctx.waiting(cert, False)
     adapter = compose.choose_adapter(ctx)
     try:
         resolved = [compose.resolve_certification_category(cert, i, found.platform, found.arch, nodes=found.nodes)

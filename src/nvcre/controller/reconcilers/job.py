@@ -36,6 +36,7 @@ from nvcre.controller.decide.job_pass import JobPass, apply_pass, apply_verdict,
 from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import check_nodes
 from nvcre.controller.parallel_reads import read_all
+from nvcre.controller.runtime.queue import Retry
 from nvcre.controller.measurements import (
     Reading,
     complete_status,
@@ -120,9 +121,9 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
     status = job.get("status") or {}
     try:
         desired = desired_workload(job, rendered_objects(ctx, job))
-    except workload_objects.WorkloadObjectsError as err:
+    except workload_objects.WorkloadObjectsError as err:  # e.g. its ConfigMap not readable yet
         ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, str(err))
-        return 10.0
+        raise Retry(str(err)) from err
 
     if c.is_terminal(status.get("conditions")):
         ctx.forget(job["metadata"].get("uid"), namespace, name)
@@ -183,17 +184,13 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
     restarted = int(dig(job, "status", "restartCount") or 0) > 0
     for obj in desired:
         current = _get(ctx, obj) if restarted else None
-        if current is not None and current["metadata"].get("deletionTimestamp"):
-            return 2.0  # the previous attempt's object is still going away
-        if current is not None and _finished(current):
-            ctx.kube.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"),
-                            uid=current["metadata"]["uid"])
-            return 2.0  # left over from the interrupted attempt
+        if current is not None and (current["metadata"].get("deletionTimestamp") or _finished(current)):
+            return _previous_attempt_going(ctx, obj, current)
         try:
             _, created = ctx.kube.create(with_generated_keys(obj))  # an SSH key exists only in its Secret
         except Exception as err:  # API refusals are retried with backoff; they do not fail the Job
             ctx.events.emit(job, "Warning", JobReason.WORKLOAD_CREATION_ERROR, f"{obj['kind']} {obj['metadata']['name']}: {err}")
-            return 10.0
+            raise Retry(f"{obj['kind']} {obj['metadata']['name']} not created: {err}") from err
         created_any |= created
         if created:
             wf = (dig(meta.get("labels"), L.WORKFLOW) or "")
@@ -212,6 +209,18 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
 
     write_status(ctx, job, mutate)
     return ctx.settings.poll_seconds
+
+
+def _previous_attempt_going(ctx: Context, obj: dict, current: dict) -> float | None:
+    """The previous attempt's object (same name) is finished or still going away: delete it
+    if need be, and look again when it is gone. A watched kind's DELETED event wakes the Job
+    (it carries the Job's label); any other kind is retried with the queue's backoff."""
+    meta = obj["metadata"]
+    if not current["metadata"].get("deletionTimestamp"):  # left over from the interrupted attempt
+        ctx.kube.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"), uid=current["metadata"]["uid"])
+    if obj.get("apiVersion") == "batch/v1" and ctx.cache.synced("batch.Job", meta.get("namespace")):
+        return None
+    raise Retry(f"{obj['kind']} {meta['name']} of the previous attempt is still being deleted", cap=10.0)
 
 
 @dataclass

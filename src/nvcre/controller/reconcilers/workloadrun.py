@@ -15,6 +15,7 @@ from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller.conditions import WorkloadRunReason as R
 from nvcre.controller.context import Context, write_status
+from nvcre.controller.runtime.queue import Retry
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
@@ -22,12 +23,14 @@ from nvcre.objpath import dig
 def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | None:
     run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", name, namespace)
     if run is None or run["metadata"].get("deletionTimestamp"):
+        ctx.forget(dig(run, "metadata", "uid"), namespace, name, kind="WorkloadRun")
         if run is None:  # deleted while a watch was away (a relist sends no DELETED)
             ctx.cache.drop("WorkloadRun", namespace, name)
         return None
     ctx.cache.put(run)
     st = run.get("status") or {}
     if c.is_terminal(st.get("conditions")):
+        ctx.forget(run["metadata"].get("uid"), namespace, name, kind="WorkloadRun")
         return None
     if st.get("workflowRef"):
         return _mirror(ctx, run)
@@ -35,6 +38,7 @@ def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | No
 
 
 def _fail(ctx: Context, run: dict, reason: str, message: str) -> None:
+    ctx.waiting(run, False)
     write_status(ctx, run, lambda o: c.set_status_phase(o["status"], c.FAILED, reason, message, generation=o["metadata"].get("generation")))
 
 
@@ -44,9 +48,10 @@ def _create(ctx: Context, run: dict) -> float | None:
     spec = run.get("spec") or {}
     target = spec.get("target") or {}
     found = compose.discover(compose.gpu_nodes(ctx), target)
-    if not found.nodes:
+    ctx.waiting(run, not found.nodes)
+    if not found.nodes:  # a Node that joins or changes wakes it (operator.wake_waiting); a run has no deadline
         write_status(ctx, run, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, "WaitingForNodes", "No schedulable GPU nodes match the target"))
-        return 10.0
+        return None
     try:
         resolved = resolve_workloadrun(run, platform=found.platform, gpu_arch=found.arch)
     except Exception as err:
@@ -58,7 +63,7 @@ def _create(ctx: Context, run: dict) -> float | None:
         existing, created = ctx.kube.create(body)
     except Exception as err:
         ctx.events.emit(run, "Warning", "WorkflowCreationError", f"Failed to create Workflow {body['metadata']['name']}: {err}")
-        return 15.0
+        raise Retry(f"Workflow {body['metadata']['name']} not created: {err}") from err
     if not L.controlled_by(existing, run):
         _fail(ctx, run, R.WORKFLOW_FAILED, f"Workflow {body['metadata']['name']} exists and is not controlled by this WorkloadRun")
         return None

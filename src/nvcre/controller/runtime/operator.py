@@ -27,7 +27,7 @@ from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import workload_state as ws
 from nvcre.controller.runtime.namespaces import ledger_namespace
-from nvcre.controller.runtime.queue import Key, WorkQueue, run_workers
+from nvcre.controller.runtime.queue import Key, Retry, WorkQueue, run_workers
 from nvcre.kube import watch
 from nvcre.kube.resources import NVCRE_API_VERSION, NVCRE_GROUP, NVCRE_VERSION
 from nvcre.objpath import dig
@@ -84,6 +84,9 @@ class Controller:
             delay = reconcile(self.ctx, namespace, name)
             self.ctx.metrics.reconciles.labels(kind=kind, result="requeue" if delay is not None else "success").inc()
             return delay
+        except Retry:  # expected to pass: the queue backs off (a requeue, not an error)
+            self.ctx.metrics.reconciles.labels(kind=kind, result="requeue").inc()
+            raise
         except Exception:
             self.ctx.metrics.reconciles.labels(kind=kind, result="error").inc()
             raise
@@ -96,7 +99,7 @@ class Controller:
         namespace, name = meta.get("namespace") or "", meta.get("name") or ""
         if event_type == "DELETED":
             self.ctx.cache.drop(kind, namespace, name)
-            self.ctx.forget(meta.get("uid"), namespace, name)
+            self.ctx.forget(meta.get("uid"), namespace, name, kind=kind)
         else:
             self.ctx.cache.put(body)
         self.queue.add((kind, namespace, name))
@@ -111,6 +114,10 @@ class Controller:
         """A reflector's complete list (first sync or relist after 410): cache it, then treat each
         object, and each one that disappeared, as an event."""
         gone = self.ctx.cache.replace(kind_key, objects, namespace)
+        if kind_key == "Node":  # one wake of the waiting objects for the whole list, not one per node
+            if any([self.observe_node(obj, wake=False) for obj in objects + gone]):
+                self.wake_waiting()
+            return
         for obj in objects:
             self._dispatch(kind_key, obj)
         for obj in gone:
@@ -138,24 +145,35 @@ class Controller:
                 self.ctx.placements.setdefault(key, {})[record["metadata"]["name"]] = record
             self.queue.add(("Job",) + key)
 
-    def observe_node(self, body: dict) -> None:
-        """A node's health-relevant state changed: look at the unfinished Jobs on it.
+    def observe_node(self, body: dict, *, wake: bool = True) -> bool:
+        """A node's health-relevant state changed: look at the unfinished Jobs on it, and at
+        the objects waiting for target nodes (it may have joined or become eligible). True
+        when it changed.
 
         Heartbeats (only lastHeartbeatTime moves) are ignored, so a large fleet's status
-        updates do not turn into a reconcile storm.
+        updates do not turn into a reconcile storm. A node's first sighting has no Job on it
+        yet; it wakes only the waiting objects (``wake``: the caller wakes them once per list).
         """
         name = (dig(body.get("metadata"), "name") or "")
         fingerprint = node_fingerprint(body)
         if self._node_prints.get(name) == fingerprint:
-            return
+            return False
         first = name not in self._node_prints
         self._node_prints[name] = fingerprint
-        if first:
-            return  # the initial listing: nothing changed yet
-        for namespace, job_name in self.ctx.cache.jobs_on(name):  # an index, not a scan of every Job
-            job = self.ctx.cache.get("Job", namespace, job_name)
-            if job is not None and not c.is_terminal(dig(job, "status", "conditions")):
-                self.queue.add(("Job", namespace, job_name))
+        if not first:
+            for namespace, job_name in self.ctx.cache.jobs_on(name):  # an index, not a scan of every Job
+                job = self.ctx.cache.get("Job", namespace, job_name)
+                if job is not None and not c.is_terminal(dig(job, "status", "conditions")):
+                    self.queue.add(("Job", namespace, job_name))
+        if wake:
+            self.wake_waiting()
+        return True
+
+    def wake_waiting(self) -> None:
+        """Queue the Certifications and WorkloadRuns waiting for target nodes (a bounded index,
+        usually empty: never every object)."""
+        for key in self.ctx.waiting_for_nodes():
+            self.queue.add(key)
 
     def resync(self) -> None:
         """Safety net: re-queue every object that is not finished yet."""

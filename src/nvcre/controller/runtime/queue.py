@@ -22,6 +22,18 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str, str]  # (kind, namespace, name)
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 120.0
+RETRY_MAX_S = 60.0
+
+
+class Retry(Exception):
+    """A pass that could not finish for a reason expected to pass (an API refusal, a
+    ConfigMap not there yet): the queue retries the key with its exponential backoff,
+    capped at ``cap``, instead of the reconciler guessing a fixed delay. Logged without a
+    traceback: the reconciler has already said what happened (an Event)."""
+
+    def __init__(self, message: str, *, cap: float = RETRY_MAX_S) -> None:
+        super().__init__(message)
+        self.cap = cap
 
 
 class Backoff:
@@ -32,11 +44,12 @@ class Backoff:
         self._lock = threading.Lock()
         self._failures: dict[Key, int] = {}
 
-    def failed(self, key: Key) -> float:
+    def failed(self, key: Key, limit: float | None = None) -> float:
+        """The next delay for ``key``; ``limit`` caps it below the queue's own cap."""
         with self._lock:
             n = self._failures.get(key, 0)
             self._failures[key] = n + 1
-        return min(self.limit, self.start * (2**n))
+        return min(self.limit if limit is None else min(limit, self.limit), self.start * (2 ** min(n, 32)))
 
     def succeeded(self, key: Key) -> None:
         with self._lock:
@@ -178,7 +191,8 @@ def run_workers(
     """Start ``count`` threads calling ``handle(key)``; its return is a requeue delay or None.
 
     A pass that raises is retried after a per-key exponential backoff, so an API outage
-    or a bug on one object neither spins nor holds the others back.
+    or a bug on one object neither spins nor holds the others back; ``Retry`` is the
+    expected kind (quieter, with its own cap).
     """
     backoff = Backoff()
 
@@ -191,6 +205,12 @@ def run_workers(
             try:
                 delay = handle(key)
                 backoff.succeeded(key)
+            except Retry as err:  # expected to pass: back off, no traceback
+                delay = backoff.failed(key, err.cap)
+                log.info("reconcile of %s/%s/%s will be retried in %.1fs: %s", *key, delay, err,
+                         extra={"fields": {"kind": key[0], "namespace": key[1], "name": key[2]}})
+                if queue.observer is not None:
+                    queue.observer.retried()
             except Exception:  # a bug or an API outage: log and retry with backoff
                 delay = backoff.failed(key)
                 log.exception("reconcile of %s/%s/%s failed; retrying in %.1fs", *key, delay,
