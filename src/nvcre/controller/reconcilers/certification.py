@@ -80,7 +80,6 @@ def _wait_for_nodes(ctx: Context, cert: dict, target: dict) -> float | None:
     bound = ctx.settings.waiting_for_nodes_seconds
     left = created + bound - ctx.now()
     if left <= 0:
-        ctx.waiting(cert, False)
         _fail(ctx, cert, R.VALIDATION_FAILED, f"No schedulable target nodes were found within {int(bound)}s")
         return None
     ctx.waiting(cert, True)
