@@ -65,7 +65,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
-from operator import eq, gt, lt
+from operator import eq, gt, itemgetter, lt
 
 from nvcre.planning.diagnose_cases import CasePlanner, decode_columns
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
@@ -238,8 +238,8 @@ def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float
             return [], [], []
         flat = None
         if min(nv) > 0:
-            try:
-                flat = list(map(pos.__getitem__, chain.from_iterable(compress(pairs, below))))
+            try:  # (two or more names: a tuple of indices)
+                flat = list(itemgetter(*chain.from_iterable(compress(pairs, below)))(pos))
             except (KeyError, TypeError):
                 flat = None  # a node outside the diagnosis (or a key that is no pair): the general loop
         if flat is not None and len(flat) == 2 * len(nv):

@@ -1487,8 +1487,9 @@ def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], d
     ideg: Counter = Counter()  # per node: its slow pairs inside its rack
     if labelled and n:
         same = list(map(eq, map(dom.__getitem__, ia), map(dom.__getitem__, ib)))
-        ideg = Counter(compress(ia, same))
-        ideg.update(compress(ib, same))
+        if any(same):
+            ideg = Counter(compress(ia, same))
+            ideg.update(compress(ib, same))
     near: list[tuple[int, int, float]] = []  # the slow pairs touching a named node
     if bad and labelled:
         named = set(bad)
@@ -1572,6 +1573,8 @@ def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], d
             keep = stay if keep is None else list(map(and_, keep, stay))
     if keep is None:
         left = list(zip(ia, ib, vals))
+    elif keep is same and not ideg:
+        left = []  # only the pairs inside racks stay, and there are none
     else:
         left = [(ia[k], ib[k], vals[k]) for k in compress(range(n), keep)]
     # a node that failed with a good share of its partners but far from all: its pairs disagree
