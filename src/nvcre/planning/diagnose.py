@@ -212,18 +212,31 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
         median = float(values[len(values) // 2]) if values else None
     bar = threshold if threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
-    flat, vals, failed = _below_bar(pairs, pos, low)
+    flat, vals, failed, plain = _below_bar(pairs, pos, low)
+    names = state.names
+
+    def lookup(i: int, j: int) -> float | None:
+        """Pair i-j's figure when it is a slow pair (plain input: at most one order reads slow)."""
+        for key in ((names[i], names[j]), (names[j], names[i])):
+            v = pairs.get(key)
+            if v is not None and v < low:
+                return v
+        return None
+
     out = decode_columns(flat, vals, list(nodes), state.dom, any(state.domain_names), failed=failed,
-                         known=[(a, b) for a, b, _t in state.bad_links])
+                         known=[(a, b) for a, b, _t in state.bad_links], lookup=lookup if plain else None)
     out["median"] = median
     return out
 
 
 def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float
-               ) -> tuple[list[int], list[float], list[tuple[int, int]]]:
+               ) -> tuple[Sequence[int], list[float], list[tuple[int, int]], bool]:
     """The pairs of known, distinct nodes that read below ``low`` or failed, as columns: the
     slow pairs' ends in turn (i0, j0, i1, j1, ..., each i < j), their figures, and the failed
-    transfers (no figure) sorted. A pair given twice keeps its later such reading.
+    transfers (no figure) sorted; last, whether the input was plain (every figure a finite
+    number, every pair below the bar given once, by known and distinct nodes, with a positive
+    figure), so that a pair's reading is its figure in either order. A pair given twice keeps
+    its later such reading.
 
     At 4096 nodes a rack uplink is 65,000 slow pairs (and a full Job 8 million pairs), so plain
     numeric input is read by C-level iterators and never made into index tuples; anything else
@@ -235,22 +248,23 @@ def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float
         below = list(map(gt, repeat(float(low)), vals))
         nv = list(compress(vals, below))
         if not nv:
-            return [], [], []
+            return [], [], [], True
         flat = None
         if min(nv) > 0:
             try:  # (two or more names: a tuple of indices)
-                flat = list(itemgetter(*chain.from_iterable(compress(pairs, below)))(pos))
+                flat = itemgetter(*chain.from_iterable(compress(pairs, below)))(pos)
             except (KeyError, TypeError):
                 flat = None  # a node outside the diagnosis (or a key that is no pair): the general loop
         if flat is not None and len(flat) == 2 * len(nv):
             ia, ib = flat[0::2], flat[1::2]
             if all(map(lt, ia, ib)):  # a Job lists each pair one way round: no reordering needed
-                return flat, nv, []
+                return flat, nv, [], True
             if not any(map(eq, ia, ib)):
                 lo, hi = list(map(min, ia, ib)), list(map(max, ia, ib))
                 if len(set(zip(lo, hi))) == len(nv):  # no pair given in both orders
+                    flat = [*flat]
                     flat[0::2], flat[1::2] = lo, hi
-                    return flat, nv, []
+                    return flat, nv, [], True
     get = pos.get
     inf = math.inf
     figures: dict[tuple[int, int], float | None] = {}
@@ -269,7 +283,7 @@ def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float
         figures[(i, j) if i < j else (j, i)] = v
     failed = sorted(k for k, v in figures.items() if v is None)
     slow = [(k, v) for k, v in figures.items() if v is not None] if failed else list(figures.items())
-    return [x for k, _v in slow for x in k], [v for _k, v in slow], failed
+    return [x for k, _v in slow for x in k], [v for _k, v in slow], failed, False
 
 
 def failure_kind(measured: float | None, reason: str) -> str:

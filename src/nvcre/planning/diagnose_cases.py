@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, compress
+from itertools import chain, compress, repeat
 from operator import and_, eq, itemgetter, ne, not_, or_
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
@@ -1444,15 +1444,18 @@ def decode_pairs(slow: Sequence[tuple[int, int, float]], members: Sequence[int],
                           members, dom, labelled, failed, known)
 
 
-def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], dom: Sequence[int],
+def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int], dom: Sequence[int],
                    labelled: bool, failed: Sequence[tuple[int, int]] = (),
-                   known: Iterable[tuple[int, int]] = ()) -> dict:
+                   known: Iterable[tuple[int, int]] = (),
+                   lookup: Callable[[int, int], float | None] | None = None) -> dict:
     """``decode_pairs`` with the slow pairs as columns: ``flat`` their ends in turn (a0, b0, a1,
     b1, ...), ``vals`` their figures. A rack uplink at 4096 nodes is 65,000 slow pairs and the
     findings need only per-node counts and a few pairs: the pairs are read by a handful of
     C-level passes (degrees, the racks of both ends); a rack's boundary count is the sum of its
     nodes' crossing degrees; tuples are made only of the pairs that touch a suspect node, lie
-    inside a rack, or are left unexplained."""
+    inside a rack, or are left unexplained. ``lookup(i, j)`` (i < j), where given, is the figure
+    of pair i-j when it is one of the slow pairs, else None: the pairs inside a small rack are
+    then looked up instead of found by a pass over all pairs."""
     m = len(members)
     fdeg: dict[int, int] = {}
     for a, b in failed:
@@ -1483,17 +1486,12 @@ def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], d
     least = max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - max(fdeg.values(), default=0))))
     bad = sorted(x for x, k in deg.items() if k >= least
                  and m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0)))))
-    same: list[bool] = []  # per pair: both ends in one rack
-    ideg: Counter = Counter()  # per node: its slow pairs inside its rack
-    if labelled and n:
-        same = list(map(eq, map(dom.__getitem__, ia), map(dom.__getitem__, ib)))
-        if any(same):
-            ideg = Counter(compress(ia, same))
-            ideg.update(compress(ib, same))
+    inside_of = _InsidePairs(ia, ib, vals, dom, lookup, known)
     near: list[tuple[int, int, float]] = []  # the slow pairs touching a named node
     if bad and labelled:
         named = set(bad)
-        uplink = _uplink_reads_same(named, ideg, lambda: touching(named), members, dom, failed)
+        uplink = _uplink_reads_same(named, {x: inside_of.degree(x) for x in named}, lambda: touching(named),
+                                    members, dom, failed)
         bad = [x for x in bad if x not in uplink]
     if bad:
         near = touching(set(bad))
@@ -1528,12 +1526,14 @@ def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], d
     if bad_set:
         keep = list(map(not_, map(or_, map(bad_set.__contains__, ia), map(bad_set.__contains__, ib))))
     n_left = n if keep is None else sum(keep)
+    left: list[tuple[int, int, float]] | None = None
     racks: list[int] = []
     if labelled and n_left:
-        size: dict[int, int] = {}
-        for i in members:
-            if i not in bad_set:
-                size[dom[i]] = size.get(dom[i], 0) + 1
+        size = Counter(map(dom.__getitem__, members))
+        for i in bad_set.intersection(members):
+            size[dom[i]] -= 1
+            if not size[dom[i]]:
+                del size[dom[i]]
         total = sum(size.values())
         unmeasured: dict[int, int] = {}  # failed boundary-crossing transfers: no figure either way
         for a, b in list(failed) + explained:
@@ -1549,34 +1549,41 @@ def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], d
                     off[a] += 1
                 if b not in bad_set:
                     off[b] += 1
-        hits: dict[int, int] = {}
+        # (bounded first without the pairs inside racks: only a rack that can reach its share
+        # has them counted)
+        most: dict[int, int] = {}
+        get = most.get
         for x, k in deg.items():
-            if x not in bad_set:
-                c = k - ideg.get(x, 0) - off.get(x, 0)
-                if c:
-                    hits[dom[x]] = hits.get(dom[x], 0) + c
-        for d, k in sorted(hits.items()):
+            most[dom[x]] = get(dom[x], 0) + k
+        for x, k in off.items():
+            most[dom[x]] -= k
+        for x in bad_set:
+            most[dom[x]] -= deg[x]
+        hits: dict[int, int] = {}
+        for d, k in sorted(most.items()):
             crossing = size.get(d, 0) * (total - size.get(d, 0)) - unmeasured.get(d, 0)
-            if crossing > 0 and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+            if crossing <= 0 or k < max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+                continue
+            k -= sum((a not in bad_set) + (b not in bad_set) for a, b, _v in inside_of.rack(d))
+            hits[d] = k
+            if k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
                 racks.append(d)
                 if len(size) == 2:
                     break  # two racks: one boundary, named once
         if racks:
-            # drop the crossing pairs with an end in a named rack; with one named rack whose
-            # count is every crossing pair left, only the pairs inside racks stay (no pass)
+            # drop the crossing pairs with an end in a named rack; when every pair left but
+            # those inside the one named rack crosses into it, those are all that stay (no pass)
             rack_set = set(racks)
-            if len(racks) == 1 and 2 * hits[racks[0]] == sum(hits.values()):
-                stay = same
+            own = [p for p in inside_of.rack(racks[0]) if p[0] not in bad_set and p[1] not in bad_set]
+            if len(racks) == 1 and n_left - hits[racks[0]] == len(own):
+                left = own
             else:
+                same = inside_of.same()
                 in_rack = list(map(rack_set.__contains__, map(dom.__getitem__, flat)))
                 stay = list(map(or_, same, map(not_, map(or_, in_rack[0::2], in_rack[1::2]))))
-            keep = stay if keep is None else list(map(and_, keep, stay))
-    if keep is None:
-        left = list(zip(ia, ib, vals))
-    elif keep is same and not ideg:
-        left = []  # only the pairs inside racks stay, and there are none
-    else:
-        left = [(ia[k], ib[k], vals[k]) for k in compress(range(n), keep)]
+                keep = stay if keep is None else list(map(and_, keep, stay))
+    if left is None:
+        left = list(zip(ia, ib, vals)) if keep is None else [(ia[k], ib[k], vals[k]) for k in compress(range(n), keep)]
     # a node that failed with a good share of its partners but far from all: its pairs disagree
     # with each other far beyond independent noise (a link is one pair, a bad node nearly all)
     ldeg = _degrees(left)
@@ -1594,6 +1601,48 @@ def decode_columns(flat: list[int], vals: list[float], members: Sequence[int], d
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
             "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared}
+
+
+class _InsidePairs:
+    """The slow pairs with both ends in one rack, by rack, found when first asked for: looked up
+    pair by pair in a small rack (when a lookup is given), else by one pass over all pairs."""
+
+    def __init__(self, ia: Sequence[int], ib: Sequence[int], vals: Sequence[float], dom: Sequence[int],
+                 lookup: Callable[[int, int], float | None] | None, known: set[tuple[int, int]]) -> None:
+        self.ia, self.ib, self.vals, self.dom = ia, ib, vals, dom
+        self.lookup, self.known = lookup, known
+        self.by_rack: dict[int, list[tuple[int, int, float]]] = {}
+        self.mask: list[bool] | None = None  # per pair: both ends in one rack (after a pass)
+
+    def rack(self, d: int) -> list[tuple[int, int, float]]:
+        if self.mask is None and d not in self.by_rack:
+            rack = list(compress(range(len(self.dom)), map(eq, self.dom, repeat(d)))) if self.lookup else []
+            if self.lookup is not None and len(rack) * (len(rack) - 1) <= max(128, len(self.vals) // 4):
+                look, known = self.lookup, self.known
+                found = []
+                for k, x in enumerate(rack):
+                    for y in rack[k + 1:]:
+                        v = look(x, y)
+                        if v is not None and (x, y) not in known:
+                            found.append((x, y, v))
+                self.by_rack[d] = found
+            else:
+                self.same()
+        return self.by_rack.get(d, [])
+
+    def same(self) -> list[bool]:
+        """The pass: per pair, whether both ends lie in one rack."""
+        if self.mask is None:
+            ia, ib, vals, dom = self.ia, self.ib, self.vals, self.dom
+            self.mask = list(map(eq, map(dom.__getitem__, ia), map(dom.__getitem__, ib)))
+            self.by_rack = {}
+            for k in compress(range(len(vals)), self.mask):
+                self.by_rack.setdefault(dom[ia[k]], []).append((ia[k], ib[k], vals[k]))
+        return self.mask
+
+    def degree(self, x: int) -> int:
+        """x's slow pairs inside its rack (a pair of x with itself counts twice)."""
+        return sum((a == x) + (b == x) for a, b, _v in self.rack(self.dom[x]))
 
 
 def _degrees(pairs: Sequence[tuple]) -> Counter:

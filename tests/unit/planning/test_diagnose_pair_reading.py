@@ -20,7 +20,7 @@ SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=
 
 def _read(pairs, pos, low):
     """What ``_below_bar`` read, as (i, j) -> figure (None: a failed transfer)."""
-    flat, vals, failed = _below_bar(pairs, pos, low)
+    flat, vals, failed, _plain = _below_bar(pairs, pos, low)
     assert len(flat) == 2 * len(vals)
     assert all(i < j for i, j in zip(flat[0::2], flat[1::2]))  # each pair once, lower index first
     assert failed == sorted(failed) and all(i < j for i, j in failed)
@@ -129,3 +129,47 @@ def test_findings_do_not_depend_on_how_the_job_lists_the_pairs(job, seed):
     assert _pair_record(dict(items), pos, members, state) == direct
     # and through the general loop (an extra unknown pair with no figure is dropped there)
     assert _pair_record({**pairs, ("nobody", "none"): None}, pos, members, state) == direct
+
+
+@SETTINGS
+@given(job=pairwise_jobs())
+def test_racks_and_unexplained_pairs_match_a_pair_by_pair_count(job):
+    """Rack boundaries and the pairs left unexplained, recounted pair by pair from the readings
+    (the decoding counts them from per-node sums and looks pairs inside racks up)."""
+    names, topo, pairs, policy = job
+    pairs = {k: v for k, v in pairs.items() if isinstance(v, (int, float)) and v > 0}  # no failed transfers
+    policy = DiagnosePolicy(threshold=360.0)
+    state = start(names, topo, policy)
+    pos = {x: i for i, x in enumerate(state.names)}
+    members = list(range(len(state.names)))
+    out = _pair_record(pairs, pos, members, state)
+    low = 360.0 * (1.0 - policy.marginal_band)
+    slow = sorted((*sorted((pos[a], pos[b])), v) for (a, b), v in pairs.items() if v < low)
+    dom = state.dom
+    named = set(out["nodes"])
+    flaky = {x for x, _k, _m in out["intermittent"]}
+    assert out["slow"] == len(slow)
+    racks = []
+    if any(state.domain_names):
+        size: dict[int, int] = {}
+        for i in members:
+            if i not in named:
+                size[dom[i]] = size.get(dom[i], 0) + 1
+        total = sum(size.values())
+        hits: dict[int, int] = {}
+        for a, b, _v in slow:
+            if dom[a] != dom[b] and a not in named and b not in named:
+                hits[dom[a]] = hits.get(dom[a], 0) + 1
+                hits[dom[b]] = hits.get(dom[b], 0) + 1
+        for d, k in sorted(hits.items()):
+            crossing = size.get(d, 0) * (total - size.get(d, 0))
+            if crossing > 0 and k >= max(2, math.ceil(0.9 * crossing)):
+                racks.append(d)
+                if len(size) == 2:
+                    break
+    assert out["racks"] == racks
+    left = [(a, b, v) for a, b, v in slow
+            if a not in named and b not in named and a not in flaky and b not in flaky
+            and not (dom[a] != dom[b] and (dom[a] in racks or dom[b] in racks))]
+    assert out["unexplained"] == len(left)
+    assert out["links"] == [list(p) for p in left[:len(out["links"])]]
