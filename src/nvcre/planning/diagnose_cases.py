@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
-from operator import and_, eq, itemgetter, ne, not_, or_
+from operator import and_, eq, itemgetter, not_, or_
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
@@ -1653,7 +1653,8 @@ def _degrees(pairs: Sequence[tuple]) -> Counter:
 
 
 def _uplink_reads_same(named: set[int], inside_deg: Mapping[int, int],
-                       touching: Callable[[], list[tuple[int, int, float]]], members: Sequence[int], dom: Sequence[int], failed: Sequence[tuple[int, int]]) -> set[int]:
+                       touching: Callable[[], list[tuple[int, int, float]]], members: Sequence[int],
+                       dom: Sequence[int], failed: Sequence[tuple[int, int]]) -> set[int]:
     """The ``named`` nodes (slow with nearly every partner) better read as their rack's uplink:
     each has partners of its own rack in the set, and its pairs with them are not slow at the
     magnitude of its boundary-crossing pairs (they pass, or read clearly slower: a link). A slow
