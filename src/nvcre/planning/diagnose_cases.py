@@ -1613,6 +1613,7 @@ class _InsidePairs:
         self.lookup, self.known = lookup, known
         self.by_rack: dict[int, list[tuple[int, int, float]]] = {}
         self.mask: list[bool] | None = None  # per pair: both ends in one rack (after a pass)
+        self.degrees: dict[int, Counter] = {}  # rack -> node -> its pairs inside the rack
 
     def rack(self, d: int) -> list[tuple[int, int, float]]:
         if self.mask is None and d not in self.by_rack:
@@ -1642,7 +1643,11 @@ class _InsidePairs:
 
     def degree(self, x: int) -> int:
         """x's slow pairs inside its rack (a pair of x with itself counts twice)."""
-        return sum((a == x) + (b == x) for a, b, _v in self.rack(self.dom[x]))
+        d = self.dom[x]
+        if d not in self.degrees:
+            pairs = self.rack(d)
+            self.degrees[d] = Counter(map(itemgetter(0), pairs)) + Counter(map(itemgetter(1), pairs))
+        return self.degrees[d][x]
 
 
 def _degrees(pairs: Sequence[tuple]) -> Counter:
