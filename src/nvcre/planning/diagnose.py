@@ -64,10 +64,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress, repeat
-from operator import eq, itemgetter, lt
+from itertools import chain, compress, repeat
+from operator import eq, gt, itemgetter, lt
 
-from nvcre.planning.diagnose_cases import CasePlanner, decode_pairs
+from nvcre.planning.diagnose_cases import CasePlanner, decode_columns
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
     CROSS_CHECKS,
     LINK_CHECKS,
@@ -199,9 +199,10 @@ def magnitude(res: GroupResult) -> float | None:
 def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], state: DiagnoseState) -> dict:
     """A pairwise test's findings: the slow pairs (below the bar, outside the marginal band)
     and the failed transfers (no figure: crash evidence, never slow) decoded into nodes, racks,
-    links and intermittent nodes (``diagnose_cases.decode_pairs``), and the median. A pair given
+    links and intermittent nodes (``diagnose_cases.decode_columns``), and the median. A pair given
     in both orders keeps a slow or failed reading from either (a passing one never erases it).
-    One pass over what can be 100,000s of pairs; only readings below the bar are indexed."""
+    One pass over what can be 100,000s of pairs; only readings below the bar are indexed, and
+    they stay in columns (no tuple per pair)."""
     policy = state.policy
     median = None
     threshold = policy.threshold
@@ -211,41 +212,63 @@ def _pair_record(pairs: Mapping, pos: Mapping[str, int], nodes: Sequence[int], s
         median = float(values[len(values) // 2]) if values else None
     bar = threshold if threshold else (median * 0.9 if median else 0.0)
     low = bar * (1.0 - policy.marginal_band)
-    figures = _below_bar(pairs, pos, low)
-    slow = list(zip(map(itemgetter(0), figures), map(itemgetter(1), figures), figures.values()))
-    failed = [k for k, v in figures.items() if v is None]
-    if failed:
-        slow = [p for p in slow if p[2] is not None]
-        failed.sort()
-    out = decode_pairs(slow, list(nodes), state.dom, any(state.domain_names), failed=failed,
-                       known=[(a, b) for a, b, _t in state.bad_links])
+    flat, vals, failed, plain = _below_bar(pairs, pos, low)
+    names = state.names
+
+    def lookup(i: int, j: int) -> float | None:
+        """Pair i-j's figure when it is a slow pair (plain input: at most one order reads slow)."""
+        for key in ((names[i], names[j]), (names[j], names[i])):
+            v = pairs.get(key)
+            if v is not None and v < low:
+                return v
+        return None
+
+    out = decode_columns(flat, vals, list(nodes), state.dom, any(state.domain_names), failed=failed,
+                         known=[(a, b) for a, b, _t in state.bad_links], lookup=lookup if plain else None)
     out["median"] = median
     return out
 
 
-def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float) -> dict[tuple[int, int], float | None]:
-    """(i, j) -> figure (None: failed transfer) for every pair of known, distinct nodes that read
-    below ``low`` or failed. A pair given twice keeps its later such reading.
+def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float
+               ) -> tuple[Sequence[int], list[float], list[tuple[int, int]], bool]:
+    """The pairs of known, distinct nodes that read below ``low`` or failed, as columns: the
+    slow pairs' ends in turn (i0, j0, i1, j1, ..., each i < j), their figures, and the failed
+    transfers (no figure) sorted; last, whether the input was plain (every figure a finite
+    number, every pair below the bar given once, by known and distinct nodes, with a positive
+    figure), so that a pair's reading is its figure in either order. A pair given twice keeps
+    its later such reading.
 
     At 4096 nodes a rack uplink is 65,000 slow pairs (and a full Job 8 million pairs), so plain
-    numeric input is read by C-level iterators; anything else (a failed transfer, a non-number,
-    an unknown or repeated node) goes through the general loop."""
-    keys, vals = list(pairs), list(pairs.values())
+    numeric input is read by C-level iterators and never made into index tuples; anything else
+    (a failed transfer, a non-number, an unknown or repeated node) goes through the general loop."""
+    vals = list(pairs.values())
     # plain numbers, none of them nan or infinite (their sum is then finite; a huge sum only
     # sends the input to the general loop)
     if low > 0 and set(map(type, vals)) <= {float, int} and math.isfinite(sum(vals)):
-        below = list(map(float(low).__gt__, vals))
-        nk, nv = list(compress(keys, below)), list(compress(vals, below))
-        ia = list(map(pos.get, map(itemgetter(0), nk), repeat(-1)))
-        ib = list(map(pos.get, map(itemgetter(1), nk), repeat(-1)))
-        if not nv or (min(nv) > 0 and min(ia) >= 0 and min(ib) >= 0 and not any(map(eq, ia, ib))):
+        below = list(map(gt, repeat(float(low)), vals))
+        nv = list(compress(vals, below))
+        if not nv:
+            return [], [], [], True
+        flat = None
+        if min(nv) > 0:
+            try:  # (two or more names: a tuple of indices)
+                flat = itemgetter(*chain.from_iterable(compress(pairs, below)))(pos)
+            except (KeyError, TypeError):
+                flat = None  # a node outside the diagnosis (or a key that is no pair): the general loop
+        if flat is not None and len(flat) == 2 * len(nv):
+            ia, ib = flat[0::2], flat[1::2]
             if all(map(lt, ia, ib)):  # a Job lists each pair one way round: no reordering needed
-                return dict(zip(zip(ia, ib), nv))
-            return dict(zip(zip(map(min, ia, ib), map(max, ia, ib)), nv))
+                return flat, nv, [], True
+            if not any(map(eq, ia, ib)):
+                lo, hi = list(map(min, ia, ib)), list(map(max, ia, ib))
+                if len(set(zip(lo, hi))) == len(nv):  # no pair given in both orders
+                    flat = [*flat]
+                    flat[0::2], flat[1::2] = lo, hi
+                    return flat, nv, [], True
     get = pos.get
     inf = math.inf
     figures: dict[tuple[int, int], float | None] = {}
-    for (a, b), v in zip(keys, vals):
+    for (a, b), v in zip(pairs, vals):
         tv = type(v)
         if tv is float or tv is int:
             if low <= v < inf and v > 0:
@@ -258,7 +281,9 @@ def _below_bar(pairs: Mapping, pos: Mapping[str, int], low: float) -> dict[tuple
         if i is None or j is None or i == j:
             continue
         figures[(i, j) if i < j else (j, i)] = v
-    return figures
+    failed = sorted(k for k, v in figures.items() if v is None)
+    slow = [(k, v) for k, v in figures.items() if v is not None] if failed else list(figures.items())
+    return [x for k, _v in slow for x in k], [v for _k, v in slow], failed, False
 
 
 def failure_kind(measured: float | None, reason: str) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress
-from operator import and_, eq, itemgetter, ne, not_, or_
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import and_, eq, itemgetter, not_, or_
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
@@ -1422,7 +1422,7 @@ def _case_nodes(case: Mapping) -> list[int]:
     return nodes
 
 
-def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom: Sequence[int],
+def decode_pairs(slow: Sequence[tuple[int, int, float]], members: Sequence[int], dom: Sequence[int],
                  labelled: bool, failed: Sequence[tuple[int, int]] = (),
                  known: Iterable[tuple[int, int]] = ()) -> dict:
     """What a pairwise test's slow pairs and failed transfers say (pure; run once when the
@@ -1440,6 +1440,22 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     ``known`` bad link (named before) is explained already: it counts for neither end, so the
     two ends of a named link are not both "slow with every partner" in a small set.
     """
+    return decode_columns([x for a, b, _v in slow for x in (a, b)], [v for _a, _b, v in slow],
+                          members, dom, labelled, failed, known)
+
+
+def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int], dom: Sequence[int],
+                   labelled: bool, failed: Sequence[tuple[int, int]] = (),
+                   known: Iterable[tuple[int, int]] = (),
+                   lookup: Callable[[int, int], float | None] | None = None) -> dict:
+    """``decode_pairs`` with the slow pairs as columns: ``flat`` their ends in turn (a0, b0, a1,
+    b1, ...), ``vals`` their figures. A rack uplink at 4096 nodes is 65,000 slow pairs and the
+    findings need only per-node counts and a few pairs: the pairs are read by a handful of
+    C-level passes (degrees, the racks of both ends); a rack's boundary count is the sum of its
+    nodes' crossing degrees; tuples are made only of the pairs that touch a suspect node, lie
+    inside a rack, or are left unexplained. ``lookup(i, j)`` (i < j), where given, is the figure
+    of pair i-j when it is one of the slow pairs, else None: the pairs inside a small rack are
+    then looked up instead of found by a pass over all pairs."""
     m = len(members)
     fdeg: dict[int, int] = {}
     for a, b in failed:
@@ -1447,23 +1463,42 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
         fdeg[b] = fdeg.get(b, 0) + 1
     known = {(a, b) if a < b else (b, a) for a, b in known}
     explained: list[tuple[int, int]] = []
-    if known:
-        explained = [(a, b) for a, b, _v in slow if (a, b) in known]
-        slow = [(a, b, v) for a, b, v in slow if (a, b) not in known]
+    if known and vals:
+        hit = list(map(known.__contains__, zip(flat[0::2], flat[1::2])))
+        if any(hit):
+            explained = list(compress(zip(flat[0::2], flat[1::2]), hit))
+            keep = list(map(not_, hit))
+            flat = list(chain.from_iterable(compress(zip(flat[0::2], flat[1::2]), keep)))
+            vals = list(compress(vals, keep))
         for a, b in explained:  # no evidence either way, as a failed transfer for the denominator
             fdeg[a] = fdeg.get(a, 0) + 1
             fdeg[b] = fdeg.get(b, 0) + 1
-    deg = _degrees(slow)
-    bad = sorted(x for x, k in deg.items()
-                 if m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0)))))
-    if labelled and bad:
-        uplink = _uplink_reads_same(set(bad), slow, members, dom, failed)
+    n = len(vals)
+    ia, ib = flat[0::2], flat[1::2]
+
+    def touching(nodes: set[int]) -> list[tuple[int, int, float]]:
+        """The slow pairs with an end in ``nodes`` (a few nodes: a few partners' worth)."""
+        hit = map(or_, map(nodes.__contains__, ia), map(nodes.__contains__, ib))
+        return [(ia[k], ib[k], vals[k]) for k in compress(range(n), hit)]
+
+    deg = Counter(flat)
+    # slow with nearly every partner measured (no node needs fewer than ``least``)
+    least = max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - max(fdeg.values(), default=0))))
+    bad = sorted(x for x, k in deg.items() if k >= least
+                 and m >= 3 and k >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0)))))
+    inside_of = _InsidePairs(ia, ib, vals, dom, lookup, known)
+    near: list[tuple[int, int, float]] = []  # the slow pairs touching a named node
+    if bad and labelled:
+        named = set(bad)
+        uplink = _uplink_reads_same(named, {x: inside_of.degree(x) for x in named}, lambda: touching(named),
+                                    members, dom, failed)
         bad = [x for x in bad if x not in uplink]
     if bad:
+        near = touching(set(bad))
         # a slow node reads its own figure with every healthy partner: readings clearly below
         # its typical one (MAGNITUDE_TOLERANCE) were another bottleneck's, and do not count
         values: dict[int, list[float]] = {x: [] for x in bad}
-        for a, b, v in slow:
+        for a, b, v in near:
             if a in values:
                 values[a].append(v)
             if b in values:
@@ -1475,47 +1510,80 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
             agreeing[x] = sum(1 for v in vs if v >= level)
         bad = [x for x in bad if agreeing[x] >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0))))]
     bad_set = set(bad)
+    near = [p for p in near if p[0] in bad_set or p[1] in bad_set] if bad_set else []
     # a named node none of whose slow partners is slow only with it: every pair that names it
     # has another slow end, which may be the bottleneck (several slow NICs that tests inside a
     # rack never showed); kept as "shared" for a confirmation when the node passed before
     clean: dict[int, int] = {}
-    if bad_set:
-        for a, b, _v in slow:
-            if a in bad_set and deg[b] == 1:
-                clean[a] = clean.get(a, 0) + 1
-            if b in bad_set and deg[a] == 1:
-                clean[b] = clean.get(b, 0) + 1
+    for a, b, _v in near:
+        if a in bad_set and deg[b] == 1:
+            clean[a] = clean.get(a, 0) + 1
+        if b in bad_set and deg[a] == 1:
+            clean[b] = clean.get(b, 0) + 1
     shared = sorted(x for x in bad if clean.get(x, 0) < 2)
-    left = [(a, b, v) for a, b, v in slow if a not in bad_set and b not in bad_set] if bad_set else slow
+    # the pairs left to explain, as a mask over the columns (None: all of them)
+    keep: list[bool] | None = None
+    if bad_set:
+        keep = list(map(not_, map(or_, map(bad_set.__contains__, ia), map(bad_set.__contains__, ib))))
+    n_left = n if keep is None else sum(keep)
+    left: list[tuple[int, int, float]] | None = None
     racks: list[int] = []
-    if labelled and left:
-        size: dict[int, int] = {}
-        for i in members:
-            if i not in bad_set:
-                size[dom[i]] = size.get(dom[i], 0) + 1
+    if labelled and n_left:
+        size = Counter(map(dom.__getitem__, members))
+        for i in bad_set.intersection(members):
+            size[dom[i]] -= 1
+            if not size[dom[i]]:
+                del size[dom[i]]
         total = sum(size.values())
         unmeasured: dict[int, int] = {}  # failed boundary-crossing transfers: no figure either way
         for a, b in list(failed) + explained:
             if dom[a] != dom[b] and a not in bad_set and b not in bad_set:
                 unmeasured[dom[a]] = unmeasured.get(dom[a], 0) + 1
                 unmeasured[dom[b]] = unmeasured.get(dom[b], 0) + 1
-        # the racks of both ends of every pair, counted where they differ (C-level iterators:
-        # a rack uplink at 4096 nodes is 100,000s of slow pairs)
-        da = list(map(dom.__getitem__, map(itemgetter(0), left)))
-        db = list(map(dom.__getitem__, map(itemgetter(1), left)))
-        hits = Counter(compress(da, map(ne, da, db)))
-        hits.update(compress(db, map(ne, da, db)))
-        for d, k in sorted(hits.items()):
+        # a rack's boundary-crossing slow pairs (among those left), counted once at each end:
+        # the sum of its nodes' crossing degrees, less their crossing pairs with a named node
+        off: Counter = Counter()
+        for a, b, _v in near:
+            if dom[a] != dom[b]:
+                if a not in bad_set:
+                    off[a] += 1
+                if b not in bad_set:
+                    off[b] += 1
+        # (bounded first without the pairs inside racks: only a rack that can reach its share
+        # has them counted)
+        most: dict[int, int] = {}
+        get = most.get
+        for x, k in deg.items():
+            most[dom[x]] = get(dom[x], 0) + k
+        for x, k in off.items():
+            most[dom[x]] -= k
+        for x in bad_set:
+            most[dom[x]] -= deg[x]
+        hits: dict[int, int] = {}
+        for d, k in sorted(most.items()):
             crossing = size.get(d, 0) * (total - size.get(d, 0)) - unmeasured.get(d, 0)
-            if crossing > 0 and k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+            if crossing <= 0 or k < max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
+                continue
+            k -= sum((a not in bad_set) + (b not in bad_set) for a, b, _v in inside_of.rack(d))
+            hits[d] = k
+            if k >= max(2, math.ceil(PAIR_NODE_SHARE * crossing)):
                 racks.append(d)
                 if len(size) == 2:
                     break  # two racks: one boundary, named once
-        rack_set = set(racks)
-        if rack_set:
-            # drop the crossing pairs with an end in a named rack (C-level: 100,000s of them)
-            touch = map(or_, map(rack_set.__contains__, da), map(rack_set.__contains__, db))
-            left = list(compress(left, map(not_, map(and_, touch, map(ne, da, db)))))
+        if racks:
+            # drop the crossing pairs with an end in a named rack; when every pair left but
+            # those inside the one named rack crosses into it, those are all that stay (no pass)
+            rack_set = set(racks)
+            own = [p for p in inside_of.rack(racks[0]) if p[0] not in bad_set and p[1] not in bad_set]
+            if len(racks) == 1 and n_left - hits[racks[0]] == len(own):
+                left = own
+            else:
+                same = inside_of.same()
+                in_rack = list(map(rack_set.__contains__, map(dom.__getitem__, flat)))
+                stay = list(map(or_, same, map(not_, map(or_, in_rack[0::2], in_rack[1::2]))))
+                keep = stay if keep is None else list(map(and_, keep, stay))
+    if left is None:
+        left = list(zip(ia, ib, vals)) if keep is None else [(ia[k], ib[k], vals[k]) for k in compress(range(n), keep)]
     # a node that failed with a good share of its partners but far from all: its pairs disagree
     # with each other far beyond independent noise (a link is one pair, a bad node nearly all)
     ldeg = _degrees(left)
@@ -1528,11 +1596,58 @@ def decode_pairs(slow: list[tuple[int, int, float]], members: Sequence[int], dom
     intermittent.extend([x, k, m - 1] for x, k in some)
     # a bad node slow with a partner of its own rack: no rack uplink explains that pair, so the
     # verdict never folds it into its rack (docs/design/050, observationally equivalent faults)
-    inside = sorted({x for a, b, _v in slow if dom[a] == dom[b] for x in (a, b) if x in bad_set}
+    inside = sorted({x for a, b, _v in near if dom[a] == dom[b] for x in (a, b) if x in bad_set}
                     if labelled and bad_set else ())
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
-            "inside": inside, "unexplained": len(left), "slow": len(slow), "failed": len(failed),
+            "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
             "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared}
+
+
+class _InsidePairs:
+    """The slow pairs with both ends in one rack, by rack, found when first asked for: looked up
+    pair by pair in a small rack (when a lookup is given), else by one pass over all pairs."""
+
+    def __init__(self, ia: Sequence[int], ib: Sequence[int], vals: Sequence[float], dom: Sequence[int],
+                 lookup: Callable[[int, int], float | None] | None, known: set[tuple[int, int]]) -> None:
+        self.ia, self.ib, self.vals, self.dom = ia, ib, vals, dom
+        self.lookup, self.known = lookup, known
+        self.by_rack: dict[int, list[tuple[int, int, float]]] = {}
+        self.mask: list[bool] | None = None  # per pair: both ends in one rack (after a pass)
+        self.degrees: dict[int, Counter] = {}  # rack -> node -> its pairs inside the rack
+
+    def rack(self, d: int) -> list[tuple[int, int, float]]:
+        if self.mask is None and d not in self.by_rack:
+            rack = list(compress(range(len(self.dom)), map(eq, self.dom, repeat(d)))) if self.lookup else []
+            if self.lookup is not None and len(rack) * (len(rack) - 1) <= max(128, len(self.vals) // 4):
+                look, known = self.lookup, self.known
+                found = []
+                for k, x in enumerate(rack):
+                    for y in rack[k + 1:]:
+                        v = look(x, y)
+                        if v is not None and (x, y) not in known:
+                            found.append((x, y, v))
+                self.by_rack[d] = found
+            else:
+                self.same()
+        return self.by_rack.get(d, [])
+
+    def same(self) -> list[bool]:
+        """The pass: per pair, whether both ends lie in one rack."""
+        if self.mask is None:
+            ia, ib, vals, dom = self.ia, self.ib, self.vals, self.dom
+            self.mask = list(map(eq, map(dom.__getitem__, ia), map(dom.__getitem__, ib)))
+            self.by_rack = {}
+            for k in compress(range(len(vals)), self.mask):
+                self.by_rack.setdefault(dom[ia[k]], []).append((ia[k], ib[k], vals[k]))
+        return self.mask
+
+    def degree(self, x: int) -> int:
+        """x's slow pairs inside its rack (a pair of x with itself counts twice)."""
+        d = self.dom[x]
+        if d not in self.degrees:
+            pairs = self.rack(d)
+            self.degrees[d] = Counter(map(itemgetter(0), pairs)) + Counter(map(itemgetter(1), pairs))
+        return self.degrees[d][x]
 
 
 def _degrees(pairs: Sequence[tuple]) -> Counter:
@@ -1542,16 +1657,18 @@ def _degrees(pairs: Sequence[tuple]) -> Counter:
     return out
 
 
-def _uplink_reads_same(named: set[int], slow: list[tuple[int, int, float]], members: Sequence[int],
+def _uplink_reads_same(named: set[int], inside_deg: Mapping[int, int],
+                       touching: Callable[[], list[tuple[int, int, float]]], members: Sequence[int],
                        dom: Sequence[int], failed: Sequence[tuple[int, int]]) -> set[int]:
     """The ``named`` nodes (slow with nearly every partner) better read as their rack's uplink:
     each has partners of its own rack in the set, and its pairs with them are not slow at the
     magnitude of its boundary-crossing pairs (they pass, or read clearly slower: a link). A slow
     node reads its own figure with every partner, inside its rack or not; an uplink slows only
     the crossing pairs. Without a partner of its own rack nothing tells them apart (the verdict
-    then names the node with the uplink as the alternative). The pairs inside racks are found
-    by C-level iterators; a node's crossing figures are read only when it has slow pairs inside
-    its rack (an uplink at 4096 nodes is 65,000 crossing pairs and none inside)."""
+    then names the node with the uplink as the alternative). ``inside_deg`` counts each node's
+    slow pairs inside its rack, ``touching()`` gives the slow pairs touching a named node; a node's
+    figures are read only when it has enough slow pairs inside its rack (an uplink at 4096 nodes
+    is 65,000 crossing pairs and none inside)."""
     size: dict[int, int] = {}
     for i in members:
         size[dom[i]] = size.get(dom[i], 0) + 1
@@ -1561,27 +1678,24 @@ def _uplink_reads_same(named: set[int], slow: list[tuple[int, int, float]], memb
             for x in (a, b):
                 if x in named:
                     own_failed[x] = own_failed.get(x, 0) + 1
-    da = map(dom.__getitem__, map(itemgetter(0), slow))
-    db = map(dom.__getitem__, map(itemgetter(1), slow))
-    inside: dict[int, list[float]] = {}
-    for a, b, v in compress(slow, map(eq, da, db)):
-        for x in (a, b):
-            if x in named:
-                inside.setdefault(x, []).append(v)
     out = set()
+    near: list[tuple[int, int, float]] | None = None
     for x in named:
         own = size.get(dom[x], 1) - 1 - own_failed.get(x, 0)
         if own <= 0:
             continue
         need = max(1, math.ceil(PAIR_NODE_SHARE * own))
-        if len(inside.get(x, ())) < need:
+        if inside_deg.get(x, 0) < need:
             out.add(x)  # too few slow pairs inside its rack, whatever their figures
             continue
-        values = sorted(v for a, b, v in slow if x in (a, b) and dom[a] != dom[b])
+        if near is None:
+            near = touching()
+        values = sorted(v for a, b, v in near if x in (a, b) and dom[a] != dom[b])
         if not values:
             continue
+        inside = [v for a, b, v in near if dom[a] == dom[b] for y in (a, b) if y == x]
         level = values[len(values) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
-        if sum(1 for v in inside[x] if v >= level) < need:
+        if sum(1 for v in inside if v >= level) < need:
             out.add(x)
     return out
 
