@@ -28,6 +28,8 @@ PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must 
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
 PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
+PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
+PROBE_RUNS = 2  # runs of that check before its remaining suspects are reported unresolved
 
 
 
@@ -190,7 +192,13 @@ class CasePlanner:
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
             crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
-            if crashes >= 3:  # beyond independent flips (O(p^3)): one end fails intermittently
+            if crashes >= 3 and self.s.policy.link_check == "pairwise" and not any(
+                    self.s.tests[t][2] == "pairwise" for t in tids):
+                # beyond independent flips (O(p^3)): one end fails intermittently; measure each
+                # end with proven-good partners in one Job to say which (see _plan_probe)
+                self.mark((a, b), "s")
+                self.new_case("probe", "run", members=[a, b], origin=sorted(set(tids)))
+            elif crashes >= 3:  # beyond independent flips (O(p^3)): one end fails intermittently
                 self.unresolved((a, b), f"crashed {crashes} of {len(own)} runs together while both ends passed "
                                 "with other partners: one of them fails intermittently", tids)
             elif any(self.s.tests[t][3] == "P" for t in own):
@@ -689,6 +697,12 @@ class CasePlanner:
         if step == "together":
             outcome, tid = self.result(case, "all")
             case["origin"] = case["origin"] + [tid]
+            if self._crash_disagreement(case):
+                # the pair's own runs crashed and passed (or crashed twice), never slow: a flip or
+                # an intermittent member; one Job with proven-good partners tells which
+                self.mark(members, "s")
+                self.new_case("probe", "run", members=list(members), origin=list(case["origin"]))
+                return False
             if outcome == "P":
                 passes = self._exact_passes(case)
                 # One against one: a third run decides (a marginal result weighs half: it never
@@ -824,6 +838,120 @@ class CasePlanner:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
+
+    def _crash_disagreement(self, case: dict) -> bool:
+        """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
+        intermittent): every failure a crash (no magnitude), and a crash beside a pass of the same
+        membership. Only with the per-pair check (it measures each member with
+        several partners in one Job) and only for a screen pair (a search's pair is a link doubt)."""
+        s = self.s
+        if (s.policy.link_check != "pairwise" or case.get("ctx", "node") != "node" or len(case["members"]) != 2
+                or "need" not in case):
+            return False
+        members = set(case["members"])
+        own = [t for t in case["origin"] if set(s.tests[t][1]) == members]
+        if any(s.tests[t][3] == "M" or self.slow(t) for t in own):
+            return False  # a measured reading is magnitude evidence: the partner tests decide
+        crashes = sum(1 for t in own if s.tests[t][3] == "F")
+        passes = sum(1 for t in own if s.tests[t][3] == "P")
+        # before any partner test; two crashes alone go to the partner tests (a dead node, or two flips)
+        return crashes >= 1 and passes >= 1 and not case.get("solo_ok")
+
+    # -- probe: a crash-only pair, each member measured with proven-good partners ----
+    # One pairwise Job holds the pair and up to PROBE_PARTNERS proven-good partners, so each
+    # member runs a transfer with every partner in one round: an intermittent member fails a
+    # share of them (two or more, completing others), a dead one fails all, a healthy one none
+    # (a flip crashes the whole Job, not one transfer). Repeated once (new partners) when a
+    # member failed exactly one transfer or the Job died; never clears a member that failed.
+    def _plan_probe(self, case: dict) -> list | None:
+        members = case["members"]
+        avoid = list(members) + [p for ps in case.get("used", {}).values() for p in ps]
+        partners: list[int] = []
+        for _ in range(PROBE_PARTNERS):
+            x = members[len(partners) % len(members)]
+            h = self.helper(x, avoid + partners)
+            if h is None:
+                break
+            partners.append(h)
+            self.claimed.add(h)
+        if not partners:
+            return WAIT
+        used = case.setdefault("used", {})
+        used["p"] = used.get("p", []) + partners
+        return [("all", list(members) + partners, "pairwise")]
+
+    def _done_probe(self, case: dict) -> bool:
+        s = self.s
+        _o, tid = self.result(case, "all")
+        case["origin"] = case["origin"] + [tid]
+        members = case["members"]
+        nodes = s.tests[tid][1]
+        data = s.pairs.get(str(tid))
+        runs = int(case.get("runs", 0)) + 1
+        case["runs"] = runs
+        own = [t for t in case["origin"] if set(s.tests[t][1]) == set(members)]
+        pair_crashes = sum(1 for t in own if s.tests[t][3] == "F")
+        pair_passes = sum(1 for t in own if s.tests[t][3] == "P")
+        if data is None:
+            if s.tests[tid][4] is None and runs < PROBE_RUNS:
+                return True  # the Job died as a whole (a flip reads as a crash): once more
+            # no per-pair figures (the runner gives none, or the Job died twice): partner tests
+            self.new_case("suspects", "solo", members=list(members), origin=list(case["origin"]))
+            return False
+        m = len(nodes)
+        tally = case.setdefault("tally", {})
+        dead = set(data["nodes"]) - {x for x, _k, _t in data.get("intermittent", [])}
+        some = {x: k for x, k, _t in data.get("intermittent", [])}
+        one = {x for x, _k, _mates in data.get("crashed", [])}
+        for x in members:
+            t = tally.setdefault(str(x), [0, 0])  # [failed transfers, transfers]
+            if x in dead:
+                if data["slow"] >= m - 1 and not data.get("failed"):
+                    self.convict_node(x, case["origin"])  # slow with every proven-good partner
+                    continue
+                t[0] += m - 1
+            elif x in some:
+                t[0] += some[x]
+            elif x in one:
+                t[0] += 1
+            t[1] += m - 1
+        undecided = []
+        for x in members:
+            if s.status[x] in ("b", "i"):
+                continue
+            fails, tests = tally[str(x)]
+            if fails >= 2 and (fails < tests or pair_passes):
+                # both outcomes, failures with two or more proven-good partners: beyond the noise
+                # model (a flip crashes the whole Job); neither healthy nor its partners' fault
+                self.mark_intermittent(x, fails, tests, case["origin"])
+            elif fails >= 3:
+                self.convict_node(x, case["origin"])  # failed every transfer and never passed: dead
+            elif fails:
+                undecided.append(x)
+        named = [x for x in members if s.status[x] in ("b", "i")]
+        clean = [x for x in members if x not in named and not tally[str(x)][0]]
+        if undecided and runs < PROBE_RUNS:
+            return True
+        for x in undecided:
+            fails, tests = tally[str(x)]
+            self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners beside its pair's "
+                            f"{pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
+                            [t for t in case["origin"] if x in s.tests[t][1]])
+        if named or undecided:
+            self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
+        elif pair_crashes >= 2:
+            # neither member failed a transfer, yet the pair crashed twice together: more than one
+            # flip explains (O(p^2)); an intermittent member that did not show this time is possible
+            self.unresolved(members, f"crashed {pair_crashes} of {len(own)} runs together, yet both completed "
+                            "every transfer with proven-good partners: one of them may fail intermittently",
+                            case["origin"])
+        else:
+            self.mark(members, "g")
+            first = s.tests[own[0]][0] if own else s.round
+            s.notes.append(f"screen failure of {len(members)} node(s) not reproduced (round {first}): the pair "
+                           "crashed once, then completed every transfer with proven-good partners; treated as a "
+                           "flaky result")
+        return False
 
     def _doubt_passing_mates(self, case: dict, fails: list, pair_tid: int | None) -> None:
         """A group runs at its slowest member: when the pair read clearly slower (MATE_GAP) than
