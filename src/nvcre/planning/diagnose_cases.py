@@ -368,7 +368,9 @@ class CasePlanner:
         found = bool(s.bad_nodes or s.bad_links or s.bad_racks)
         if s.policy.cross_check == "none" or (found and not s.policy.cross_check_after_faults):
             return False
-        if any(t[2] == "cross" for t in s.tests) or not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
+        if any(t[2] == "cross" for t in s.tests):
+            return self.completing_cross_check()
+        if not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
             return False
         if sum(1 for t in s.tests if t[2] == "screen") < 2:
             return False
@@ -380,6 +382,30 @@ class CasePlanner:
                        + (" (without the nodes named bad)" if found else ""))
         step = "giant" if s.policy.cross_check == "full" else "repgroup"
         self.new_case("cross", step, members=members)
+        return True
+
+    def completing_cross_check(self) -> bool:
+        """After a cross check that ran beside the follow-ups (``parallel``): the nodes it could
+        not hold (partners claimed that round, suspects cleared since) join the proven-good ones
+        in one more cross check, so a link or uplink at one of them is not missed. Without the
+        nodes of a named rack and one end of each named link (those fail any such group)."""
+        s = self.s
+        crosses = [set(t[1]) for t in s.tests if t[2] == "cross"]
+        covered = set().union(*crosses)
+        for t in s.tests:  # a per-pair Job holding a whole cross check's set measured its nodes with all of them
+            if t[2] == "pairwise" and any(c <= set(t[1]) for c in crosses):
+                covered.update(t[1])
+        good = [i for i, st in enumerate(s.status) if st == "g"]
+        if not s.policy.cross_check_after_faults or all(i in covered for i in good):
+            return False
+        racks = {d for d, _p, _t in s.bad_racks}
+        ends = {b for _a, b, _t in s.bad_links}
+        members = [i for i in good if s.dom[i] not in racks and i not in ends]
+        if len(members) < 2 or all(i in covered for i in members):
+            return False
+        s.notes.append(f"{sum(1 for i in members if i not in covered)} node(s) the parallel cross check could not "
+                       "hold (partners, suspects since cleared) were checked across the cluster afterwards")
+        self.new_case("cross", "giant", members=members)
         return True
 
     def explained(self, nodes: Sequence[int]) -> bool:
@@ -543,6 +569,10 @@ class CasePlanner:
         recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
         for g, tid in failing:
             self.open_group(g, [tid], recheck=recheck)
+        if failing and multi and self.s.policy.cross_check == "full" and self.s.policy.cross_check_after_faults:
+            # the cross check runs beside the follow-ups (rounds are node-disjoint): a link or uplink
+            # elsewhere is then measured while the screen failures are settled, not after them
+            self.new_case("cross", "giant", members=[], parallel=True)
         if failing:
             if multi and self.s.policy.cross_check != "none" and not self.s.policy.cross_check_after_faults:
                 self.s.notes.append(
@@ -697,11 +727,16 @@ class CasePlanner:
         if step == "together":
             outcome, tid = self.result(case, "all")
             case["origin"] = case["origin"] + [tid]
-            if self._crash_disagreement(case):
+            crashes = self._crash_disagreement(case)
+            if crashes:
                 # the pair's own runs crashed and passed (or crashed twice), never slow: a flip or
-                # an intermittent member; one Job with proven-good partners tells which
+                # an intermittent member; one Job with proven-good partners tells which (after two
+                # crashes only when it can join the per-pair check of a cross check: a dead node
+                # is otherwise named by its partner tests, as before)
                 self.mark(members, "s")
-                self.new_case("probe", "run", members=list(members), origin=list(case["origin"]))
+                self.new_case("probe", "run", members=list(members), origin=list(case["origin"]),
+                              **({"ride_only": True, **{k: case[k] for k in ("need", "strict") if k in case}}
+                                 if crashes == "twice" else {}))
                 return False
             if outcome == "P":
                 passes = self._exact_passes(case)
@@ -839,10 +874,10 @@ class CasePlanner:
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
 
-    def _crash_disagreement(self, case: dict) -> bool:
+    def _crash_disagreement(self, case: dict) -> str | bool:
         """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
         intermittent): every failure a crash (no magnitude), and a crash beside a pass of the same
-        membership. Only with the per-pair check (it measures each member with
+        membership ("disagree"), or two crashes ("twice": a dead node reads the same). Only with the per-pair check (it measures each member with
         several partners in one Job) and only for a screen pair (a search's pair is a link doubt)."""
         s = self.s
         if (s.policy.link_check != "pairwise" or case.get("ctx", "node") != "node" or len(case["members"]) != 2
@@ -854,8 +889,11 @@ class CasePlanner:
             return False  # a measured reading is magnitude evidence: the partner tests decide
         crashes = sum(1 for t in own if s.tests[t][3] == "F")
         passes = sum(1 for t in own if s.tests[t][3] == "P")
-        # before any partner test; two crashes alone go to the partner tests (a dead node, or two flips)
-        return crashes >= 1 and passes >= 1 and not case.get("solo_ok")
+        if case.get("solo_ok"):
+            return False  # the ends passed with partners: a link question (convict_link)
+        if crashes >= 1 and passes >= 1:
+            return "disagree"
+        return "twice" if crashes >= 2 else False
 
     # -- probe: a crash-only pair, each member measured with proven-good partners ----
     # One pairwise Job holds the pair and up to PROBE_PARTNERS proven-good partners, so each
@@ -865,6 +903,20 @@ class CasePlanner:
     # member failed exactly one transfer or the Job died; never clears a member that failed.
     def _plan_probe(self, case: dict) -> list | None:
         members = case["members"]
+        if not case.get("runs"):
+            ride = next((c for c in self.s.cases if c["kind"] == "pairwise" and c.get("widen")
+                         and c["id"] > case["id"]), None)
+            if ride is not None:
+                # a per-pair Job over the proven-good nodes runs this round: the pair joins it
+                # and its reading decides (``_done_pairwise``), one Job and no partners claimed
+                ride["riders"] = sorted(set(ride.get("riders", [])) | set(members))
+                ride["origin"] = sorted(set(ride["origin"]) | set(case["origin"]))
+                self.s.notes.append(f"pair {', '.join(self.s.names[i] for i in members)} (crashed and passed "
+                                    "together) joined the per-pair check of the cross check")
+                return None
+            if case.pop("ride_only", False):  # no per-pair check to join: the partner tests, as before
+                case["kind"], case["step"] = "suspects", "solo"
+                return self._plan_suspects(case)
         avoid = list(members) + [p for ps in case.get("used", {}).values() for p in ps]
         partners: list[int] = []
         for _ in range(PROBE_PARTNERS):
@@ -902,9 +954,13 @@ class CasePlanner:
         tally = case.setdefault("tally", {})
         dead = set(data["nodes"]) - {x for x, _k, _t in data.get("intermittent", [])}
         some = {x: k for x, k, _t in data.get("intermittent", [])}
-        one = {x for x, _k, _mates in data.get("crashed", [])}
+        one = {x for x, _k, mates in data.get("crashed", []) if not set(mates) <= set(members)}
+        between = {x for x, _k, mates in data.get("crashed", []) if mates and set(mates) <= set(members)}
         for x in members:
-            t = tally.setdefault(str(x), [0, 0])  # [failed transfers, transfers]
+            # [failed transfers, transfers, failed transfers with the mate (either end's)]
+            t = tally.setdefault(str(x), [0, 0, 0])
+            if x in between:
+                t[2] += 1
             if x in dead:
                 if data["slow"] >= m - 1 and not data.get("failed"):
                     self.convict_node(x, case["origin"])  # slow with every proven-good partner
@@ -919,7 +975,7 @@ class CasePlanner:
         for x in members:
             if s.status[x] in ("b", "i"):
                 continue
-            fails, tests = tally[str(x)]
+            fails, tests, _with_mate = tally[str(x)]
             if fails >= 2 and (fails < tests or pair_passes):
                 # both outcomes, failures with two or more proven-good partners: beyond the noise
                 # model (a flip crashes the whole Job); neither healthy nor its partners' fault
@@ -930,10 +986,13 @@ class CasePlanner:
                 undecided.append(x)
         named = [x for x in members if s.status[x] in ("b", "i")]
         clean = [x for x in members if x not in named and not tally[str(x)][0]]
+        if not named:  # a failed transfer between the two ends: either may be the one
+            undecided += [x for x in clean if tally[str(x)][2]]
+            clean = [x for x in clean if x not in undecided]
         if undecided and runs < PROBE_RUNS:
             return True
         for x in undecided:
-            fails, tests = tally[str(x)]
+            fails, tests, _with_mate = tally[str(x)]
             self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners beside its pair's "
                             f"{pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
                             [t for t in case["origin"] if x in s.tests[t][1]])
@@ -1195,6 +1254,14 @@ class CasePlanner:
 
     # -- cross: everything passed its screen; check across groups -----------------
     def _plan_cross(self, case: dict) -> list:
+        if case.get("parallel") and case["step"] == "giant":
+            # beside the follow-ups: every proven-good node no other case runs or claimed this round
+            passed = self.passed()
+            s = self.s
+            case["members"] = [i for i, st in enumerate(s.status) if st == "g" and i in passed
+                               and i not in self.busy and i not in self.claimed and i not in self.reserved]
+            if len(case["members"]) < 2:
+                return None  # nothing to check beside them: the late cross check runs after them
         if case["step"] in ("giant", "repgroup"):
             nodes = case["members"] if case["step"] == "giant" else self._reps()
             return [("all", nodes, "cross")]
@@ -1237,7 +1304,8 @@ class CasePlanner:
             if case["step"] == "giant" and self.s.policy.link_check == "pairwise" and not case.get("no_pairs"):
                 # one Job measures every pair of the failed set: a slow node, rack or link shows
                 # in its pairs directly (see _done_pairwise)
-                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid])
+                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid],
+                              **({"widen": True} if case.get("parallel") else {}))
                 return False
             return self._after_cross(case)
         if case["step"] == "blocks":
@@ -1263,7 +1331,23 @@ class CasePlanner:
 
     # -- pairwise: every pair of a failed set measured in one Job ------------------
     def _plan_pairwise(self, case: dict) -> list:
+        if case.get("widen"):
+            self._widen(case)
         return [("all", case["members"], "pairwise")]
+
+    def _widen(self, case: dict) -> None:
+        """The per-pair Job after a cross check that ran beside the follow-ups also measures the
+        proven-good nodes that check could not hold and that are free now (their pairs with every
+        other node, so no second cross check is needed for them), and the members of crash-only
+        pairs waiting for a probe (``_plan_probe`` hands them over: each is measured against every
+        other member, more transfers than a probe's partners give)."""
+        s = self.s
+        passed = self.passed()
+        have = set(case["members"])
+        extra = [i for i, st in enumerate(s.status) if st == "g" and i in passed and i not in have
+                 and i not in self.busy and i not in self.claimed and i not in self.reserved]
+        extra += [x for x in case.pop("riders", []) if x not in have]
+        case["members"] = sorted(have.union(extra))
 
     def _done_pairwise(self, case: dict) -> bool:
         """Read the per-pair figures: a node slow with (nearly) every partner is a bad node, a
