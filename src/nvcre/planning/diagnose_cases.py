@@ -30,6 +30,7 @@ PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to th
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
 PROBE_RUNS = 2  # runs of that check before its remaining suspects are reported unresolved
+PROBE_MAX_CRASH_SHARE = 0.04  # more crashed screens than this: a crash beside a pass is first run again
 
 
 
@@ -181,7 +182,7 @@ class CasePlanner:
             self.s.bad_nodes.append([x, sorted(set(tids))])
 
     def mark_intermittent(self, x: int, fails: int, tests: int, tids: list[int]) -> None:
-        if self.s.status[x] != "b":
+        if self.s.status[x] not in ("b", "i"):  # named once (a probe and a per-pair Job may both read it)
             self.s.status[x] = "i"
             self.s.intermittent.append([x, fails, tests, sorted(set(tids))])
 
@@ -728,15 +729,21 @@ class CasePlanner:
             outcome, tid = self.result(case, "all")
             case["origin"] = case["origin"] + [tid]
             crashes = self._crash_disagreement(case)
-            if crashes:
+            own = sum(1 for t in case["origin"] if set(self.s.tests[t][1]) == set(members)
+                      and self.s.tests[t][3] == "F")
+            alone = crashes == "disagree" and (own >= 2 or self.crash_share() <= PROBE_MAX_CRASH_SHARE)
+            if crashes and (alone or not case.get("probed")):
                 # the pair's own runs crashed and passed (or crashed twice), never slow: a flip or
                 # an intermittent member; one Job with proven-good partners tells which (after two
                 # crashes only when it can join the per-pair check of a cross check: a dead node
                 # is otherwise named by its partner tests, as before)
+                # crashes only, and one flip explains: a probe of its own only where few screens
+                # crashed (at p = 5 % hundreds of flipped pairs would each claim 8 partners); else
+                # the pair runs once more (a second crash beside its pass is beyond one flip)
                 self.mark(members, "s")
                 self.new_case("probe", "run", members=list(members), origin=list(case["origin"]),
-                              **({"ride_only": True, **{k: case[k] for k in ("need", "strict") if k in case}}
-                                 if crashes == "twice" else {}))
+                              **({} if alone else {"ride_only": "solo" if crashes == "twice" else "together",
+                                                   **{k: case[k] for k in ("need", "strict") if k in case}}))
                 return False
             if outcome == "P":
                 passes = self._exact_passes(case)
@@ -874,6 +881,13 @@ class CasePlanner:
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
 
+    def crash_share(self) -> float:
+        """The share of screen groups that crashed (failed with no figure): the planner's
+        estimate of the flip rate (plus the crashing nodes' share)."""
+        screens = [t for t in self.s.tests if t[2] == "screen"]
+        crashed = sum(1 for t in screens if t[3] == "F" and t[4] is None)
+        return crashed / len(screens) if screens else 1.0
+
     def _crash_disagreement(self, case: dict) -> str | bool:
         """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
         intermittent): every failure a crash (no magnitude), and a crash beside a pass of the same
@@ -914,8 +928,9 @@ class CasePlanner:
                 self.s.notes.append(f"pair {', '.join(self.s.names[i] for i in members)} (crashed and passed "
                                     "together) joined the per-pair check of the cross check")
                 return None
-            if case.pop("ride_only", False):  # no per-pair check to join: the partner tests, as before
-                case["kind"], case["step"] = "suspects", "solo"
+            fallback = case.pop("ride_only", "")
+            if fallback:  # no per-pair check to join: the partner tests or one more run, as before
+                case["kind"], case["step"], case["probed"] = "suspects", fallback, True
                 return self._plan_suspects(case)
         avoid = list(members) + [p for ps in case.get("used", {}).values() for p in ps]
         partners: list[int] = []
@@ -992,9 +1007,10 @@ class CasePlanner:
         if undecided and runs < PROBE_RUNS:
             return True
         for x in undecided:
-            fails, tests, _with_mate = tally[str(x)]
-            self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners beside its pair's "
-                            f"{pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
+            fails, tests, with_mate = tally[str(x)]
+            mate = f" and {with_mate} with its pair-mate" if with_mate else ""
+            self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners{mate} beside its "
+                            f"pair's {pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
                             [t for t in case["origin"] if x in s.tests[t][1]])
         if named or undecided:
             self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
