@@ -30,7 +30,6 @@ PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to th
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
 PROBE_RUNS = 2  # runs of that check before its remaining suspects are reported unresolved
-PROBE_MAX_CRASH_SHARE = 0.04  # more crashed screens than this: a crash beside a pass is first run again
 
 
 
@@ -731,15 +730,16 @@ class CasePlanner:
             crashes = self._crash_disagreement(case)
             own = sum(1 for t in case["origin"] if set(self.s.tests[t][1]) == set(members)
                       and self.s.tests[t][3] == "F")
-            alone = crashes == "disagree" and (own >= 2 or self.crash_share() <= PROBE_MAX_CRASH_SHARE)
+            alone = crashes == "disagree" and own >= 2  # beyond one flip: a probe even without a per-pair Job to join
             if crashes and (alone or not case.get("probed")):
                 # the pair's own runs crashed and passed (or crashed twice), never slow: a flip or
                 # an intermittent member; one Job with proven-good partners tells which (after two
                 # crashes only when it can join the per-pair check of a cross check: a dead node
                 # is otherwise named by its partner tests, as before)
-                # crashes only, and one flip explains: a probe of its own only where few screens
-                # crashed (at p = 5 % hundreds of flipped pairs would each claim 8 partners); else
-                # the pair runs once more (a second crash beside its pass is beyond one flip)
+                # one crash beside a pass is one flip: a probe of its own (2 + 8 node-rounds; at
+                # p = 5 % hundreds of flipped pairs would each claim 8 partners) only once the pair
+                # crashed twice beside its pass; before that it joins a per-pair Job of the cross
+                # check when one runs this round, else the pair runs once more, as before
                 self.mark(members, "s")
                 self.new_case("probe", "run", members=list(members), origin=list(case["origin"]),
                               **({} if alone else {"ride_only": "solo" if crashes == "twice" else "together",
@@ -880,13 +880,6 @@ class CasePlanner:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
-
-    def crash_share(self) -> float:
-        """The share of screen groups that crashed (failed with no figure): the planner's
-        estimate of the flip rate (plus the crashing nodes' share)."""
-        screens = [t for t in self.s.tests if t[2] == "screen"]
-        crashed = sum(1 for t in screens if t[3] == "F" and t[4] is None)
-        return crashed / len(screens) if screens else 1.0
 
     def _crash_disagreement(self, case: dict) -> str | bool:
         """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
