@@ -733,13 +733,12 @@ class CasePlanner:
             alone = crashes == "disagree" and own >= 2  # beyond one flip: a probe even without a per-pair Job to join
             if crashes and (alone or not case.get("probed")):
                 # the pair's own runs crashed and passed (or crashed twice), never slow: a flip or
-                # an intermittent member; one Job with proven-good partners tells which (after two
-                # crashes only when it can join the per-pair check of a cross check: a dead node
-                # is otherwise named by its partner tests, as before)
-                # one crash beside a pass is one flip: a probe of its own (2 + 8 node-rounds; at
-                # p = 5 % hundreds of flipped pairs would each claim 8 partners) only once the pair
-                # crashed twice beside its pass; before that it joins a per-pair Job of the cross
-                # check when one runs this round, else the pair runs once more, as before
+                # an intermittent member, and one Job with proven-good partners tells which. One
+                # crash beside a pass is one flip: a probe of its own (2 + 8 node-rounds; at p = 5 %
+                # hundreds of flipped pairs would each claim 8 partners) only once the pair crashed
+                # twice beside its pass; before that, and after two crashes (a dead node reads the
+                # same), it joins a per-pair Job of the cross check when one runs this round, else
+                # the pair runs once more or goes to its partner tests, as before
                 self.mark(members, "s")
                 self.new_case("probe", "run", members=list(members), origin=list(case["origin"]),
                               **({} if alone else {"ride_only": "solo" if crashes == "twice" else "together",
@@ -884,8 +883,9 @@ class CasePlanner:
     def _crash_disagreement(self, case: dict) -> str | bool:
         """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
         intermittent): every failure a crash (no magnitude), and a crash beside a pass of the same
-        membership ("disagree"), or two crashes ("twice": a dead node reads the same). Only with the per-pair check (it measures each member with
-        several partners in one Job) and only for a screen pair (a search's pair is a link doubt)."""
+        membership ("disagree"), or two crashes ("twice": a dead node reads the same). Only with
+        the per-pair check (it measures each member with several partners in one Job), only for
+        a wide round's screen pair (a search's pair is a link doubt) and only before partner tests."""
         s = self.s
         if (s.policy.link_check != "pairwise" or case.get("ctx", "node") != "node" or len(case["members"]) != 2
                 or "need" not in case):
