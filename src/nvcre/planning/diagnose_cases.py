@@ -28,6 +28,8 @@ PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must 
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
 PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
+PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
+PROBE_RUNS = 2  # runs of that check before its remaining suspects are reported unresolved
 
 
 
@@ -179,7 +181,7 @@ class CasePlanner:
             self.s.bad_nodes.append([x, sorted(set(tids))])
 
     def mark_intermittent(self, x: int, fails: int, tests: int, tids: list[int]) -> None:
-        if self.s.status[x] != "b":
+        if self.s.status[x] not in ("b", "i"):  # named once (a probe and a per-pair Job may both read it)
             self.s.status[x] = "i"
             self.s.intermittent.append([x, fails, tests, sorted(set(tids))])
 
@@ -190,7 +192,13 @@ class CasePlanner:
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
             crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
-            if crashes >= 3:  # beyond independent flips (O(p^3)): one end fails intermittently
+            if crashes >= 3 and self.s.policy.link_check == "pairwise" and not any(
+                    self.s.tests[t][2] == "pairwise" for t in tids):
+                # beyond independent flips (O(p^3)): one end fails intermittently; measure each
+                # end with proven-good partners in one Job to say which (see _plan_probe)
+                self.mark((a, b), "s")
+                self.new_case("probe", "run", members=[a, b], origin=sorted(set(tids)))
+            elif crashes >= 3:  # beyond independent flips (O(p^3)): one end fails intermittently
                 self.unresolved((a, b), f"crashed {crashes} of {len(own)} runs together while both ends passed "
                                 "with other partners: one of them fails intermittently", tids)
             elif any(self.s.tests[t][3] == "P" for t in own):
@@ -360,7 +368,9 @@ class CasePlanner:
         found = bool(s.bad_nodes or s.bad_links or s.bad_racks)
         if s.policy.cross_check == "none" or (found and not s.policy.cross_check_after_faults):
             return False
-        if any(t[2] == "cross" for t in s.tests) or not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
+        if any(t[2] == "cross" for t in s.tests):
+            return self.completing_cross_check()
+        if not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
             return False
         if sum(1 for t in s.tests if t[2] == "screen") < 2:
             return False
@@ -372,6 +382,30 @@ class CasePlanner:
                        + (" (without the nodes named bad)" if found else ""))
         step = "giant" if s.policy.cross_check == "full" else "repgroup"
         self.new_case("cross", step, members=members)
+        return True
+
+    def completing_cross_check(self) -> bool:
+        """After a cross check that ran beside the follow-ups (``parallel``): the nodes it could
+        not hold (partners claimed that round, suspects cleared since) join the proven-good ones
+        in one more cross check, so a link or uplink at one of them is not missed. Without the
+        nodes of a named rack and one end of each named link (those fail any such group)."""
+        s = self.s
+        crosses = [set(t[1]) for t in s.tests if t[2] == "cross"]
+        covered = set().union(*crosses)
+        for t in s.tests:  # a per-pair Job holding a whole cross check's set measured its nodes with all of them
+            if t[2] == "pairwise" and any(c <= set(t[1]) for c in crosses):
+                covered.update(t[1])
+        good = [i for i, st in enumerate(s.status) if st == "g"]
+        if not s.policy.cross_check_after_faults or all(i in covered for i in good):
+            return False
+        racks = {d for d, _p, _t in s.bad_racks}
+        ends = {b for _a, b, _t in s.bad_links}
+        members = [i for i in good if s.dom[i] not in racks and i not in ends]
+        if len(members) < 2 or all(i in covered for i in members):
+            return False
+        s.notes.append(f"{sum(1 for i in members if i not in covered)} node(s) the parallel cross check could not "
+                       "hold (partners, suspects since cleared) were checked across the cluster afterwards")
+        self.new_case("cross", "giant", members=members)
         return True
 
     def explained(self, nodes: Sequence[int]) -> bool:
@@ -535,6 +569,10 @@ class CasePlanner:
         recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
         for g, tid in failing:
             self.open_group(g, [tid], recheck=recheck)
+        if failing and multi and self.s.policy.cross_check == "full" and self.s.policy.cross_check_after_faults:
+            # the cross check runs beside the follow-ups (rounds are node-disjoint): a link or uplink
+            # elsewhere is then measured while the screen failures are settled, not after them
+            self.new_case("cross", "giant", members=[], parallel=True)
         if failing:
             if multi and self.s.policy.cross_check != "none" and not self.s.policy.cross_check_after_faults:
                 self.s.notes.append(
@@ -689,6 +727,23 @@ class CasePlanner:
         if step == "together":
             outcome, tid = self.result(case, "all")
             case["origin"] = case["origin"] + [tid]
+            crashes = self._crash_disagreement(case)
+            own = sum(1 for t in case["origin"] if set(self.s.tests[t][1]) == set(members)
+                      and self.s.tests[t][3] == "F")
+            alone = crashes == "disagree" and own >= 2  # beyond one flip: a probe even without a per-pair Job to join
+            if crashes and (alone or not case.get("probed")):
+                # the pair's own runs crashed and passed (or crashed twice), never slow: a flip or
+                # an intermittent member, and one Job with proven-good partners tells which. One
+                # crash beside a pass is one flip: a probe of its own (2 + 8 node-rounds; at p = 5 %
+                # hundreds of flipped pairs would each claim 8 partners) only once the pair crashed
+                # twice beside its pass; before that, and after two crashes (a dead node reads the
+                # same), it joins a per-pair Job of the cross check when one runs this round, else
+                # the pair runs once more or goes to its partner tests, as before
+                self.mark(members, "s")
+                self.new_case("probe", "run", members=list(members), origin=list(case["origin"]),
+                              **({} if alone else {"ride_only": "solo" if crashes == "twice" else "together",
+                                                   **{k: case[k] for k in ("need", "strict") if k in case}}))
+                return False
             if outcome == "P":
                 passes = self._exact_passes(case)
                 # One against one: a third run decides (a marginal result weighs half: it never
@@ -824,6 +879,147 @@ class CasePlanner:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
         return True
+
+    def _crash_disagreement(self, case: dict) -> str | bool:
+        """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
+        intermittent): every failure a crash (no magnitude), and a crash beside a pass of the same
+        membership ("disagree"), or two crashes ("twice": a dead node reads the same). Only with
+        the per-pair check (it measures each member with several partners in one Job), only for
+        a wide round's screen pair (a search's pair is a link doubt) and only before partner tests."""
+        s = self.s
+        if (s.policy.link_check != "pairwise" or case.get("ctx", "node") != "node" or len(case["members"]) != 2
+                or "need" not in case):
+            return False
+        members = set(case["members"])
+        own = [t for t in case["origin"] if set(s.tests[t][1]) == members]
+        if any(s.tests[t][3] == "M" or self.slow(t) for t in own):
+            return False  # a measured reading is magnitude evidence: the partner tests decide
+        crashes = sum(1 for t in own if s.tests[t][3] == "F")
+        passes = sum(1 for t in own if s.tests[t][3] == "P")
+        if case.get("solo_ok"):
+            return False  # the ends passed with partners: a link question (convict_link)
+        if crashes >= 1 and passes >= 1:
+            return "disagree"
+        return "twice" if crashes >= 2 else False
+
+    # -- probe: a crash-only pair, each member measured with proven-good partners ----
+    # One pairwise Job holds the pair and up to PROBE_PARTNERS proven-good partners, so each
+    # member runs a transfer with every partner in one round: an intermittent member fails a
+    # share of them (two or more, completing others), a dead one fails all, a healthy one none
+    # (a flip crashes the whole Job, not one transfer). Repeated once (new partners) when a
+    # member failed exactly one transfer or the Job died; never clears a member that failed.
+    def _plan_probe(self, case: dict) -> list | None:
+        members = case["members"]
+        if not case.get("runs"):
+            ride = next((c for c in self.s.cases if c["kind"] == "pairwise" and c.get("widen")
+                         and c["id"] > case["id"]), None)
+            if ride is not None:
+                # a per-pair Job over the proven-good nodes runs this round: the pair joins it
+                # and its reading decides (``_done_pairwise``), one Job and no partners claimed
+                ride["riders"] = sorted(set(ride.get("riders", [])) | set(members))
+                ride["origin"] = sorted(set(ride["origin"]) | set(case["origin"]))
+                self.s.notes.append(f"pair {', '.join(self.s.names[i] for i in members)} (crashed and passed "
+                                    "together) joined the per-pair check of the cross check")
+                return None
+            fallback = case.pop("ride_only", "")
+            if fallback:  # no per-pair check to join: the partner tests or one more run, as before
+                case["kind"], case["step"], case["probed"] = "suspects", fallback, True
+                return self._plan_suspects(case)
+        avoid = list(members) + [p for ps in case.get("used", {}).values() for p in ps]
+        partners: list[int] = []
+        for _ in range(PROBE_PARTNERS):
+            x = members[len(partners) % len(members)]
+            h = self.helper(x, avoid + partners)
+            if h is None:
+                break
+            partners.append(h)
+            self.claimed.add(h)
+        if not partners:
+            return WAIT
+        used = case.setdefault("used", {})
+        used["p"] = used.get("p", []) + partners
+        return [("all", list(members) + partners, "pairwise")]
+
+    def _done_probe(self, case: dict) -> bool:
+        s = self.s
+        _o, tid = self.result(case, "all")
+        case["origin"] = case["origin"] + [tid]
+        members = case["members"]
+        nodes = s.tests[tid][1]
+        data = s.pairs.get(str(tid))
+        runs = int(case.get("runs", 0)) + 1
+        case["runs"] = runs
+        own = [t for t in case["origin"] if set(s.tests[t][1]) == set(members)]
+        pair_crashes = sum(1 for t in own if s.tests[t][3] == "F")
+        pair_passes = sum(1 for t in own if s.tests[t][3] == "P")
+        if data is None:
+            if s.tests[tid][4] is None and runs < PROBE_RUNS:
+                return True  # the Job died as a whole (a flip reads as a crash): once more
+            # no per-pair figures (the runner gives none, or the Job died twice): partner tests
+            self.new_case("suspects", "solo", members=list(members), origin=list(case["origin"]))
+            return False
+        m = len(nodes)
+        tally = case.setdefault("tally", {})
+        dead = set(data["nodes"]) - {x for x, _k, _t in data.get("intermittent", [])}
+        some = {x: k for x, k, _t in data.get("intermittent", [])}
+        one = {x for x, _k, mates in data.get("crashed", []) if not set(mates) <= set(members)}
+        between = {x for x, _k, mates in data.get("crashed", []) if mates and set(mates) <= set(members)}
+        for x in members:
+            # [failed transfers, transfers, failed transfers with the mate (either end's)]
+            t = tally.setdefault(str(x), [0, 0, 0])
+            if x in between:
+                t[2] += 1
+            if x in dead:
+                if data["slow"] >= m - 1 and not data.get("failed"):
+                    self.convict_node(x, case["origin"])  # slow with every proven-good partner
+                    continue
+                t[0] += m - 1
+            elif x in some:
+                t[0] += some[x]
+            elif x in one:
+                t[0] += 1
+            t[1] += m - 1
+        undecided = []
+        for x in members:
+            if s.status[x] in ("b", "i"):
+                continue
+            fails, tests, _with_mate = tally[str(x)]
+            if fails >= 2 and (fails < tests or pair_passes):
+                # both outcomes, failures with two or more proven-good partners: beyond the noise
+                # model (a flip crashes the whole Job); neither healthy nor its partners' fault
+                self.mark_intermittent(x, fails, tests, case["origin"])
+            elif fails >= 3:
+                self.convict_node(x, case["origin"])  # failed every transfer and never passed: dead
+            elif fails:
+                undecided.append(x)
+        named = [x for x in members if s.status[x] in ("b", "i")]
+        clean = [x for x in members if x not in named and not tally[str(x)][0]]
+        if not named:  # a failed transfer between the two ends: either may be the one
+            undecided += [x for x in clean if tally[str(x)][2]]
+            clean = [x for x in clean if x not in undecided]
+        if undecided and runs < PROBE_RUNS:
+            return True
+        for x in undecided:
+            fails, tests, with_mate = tally[str(x)]
+            mate = f" and {with_mate} with its pair-mate" if with_mate else ""
+            self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners{mate} beside its "
+                            f"pair's {pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
+                            [t for t in case["origin"] if x in s.tests[t][1]])
+        if named or undecided:
+            self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
+        elif pair_crashes >= 2:
+            # neither member failed a transfer, yet the pair crashed twice together: more than one
+            # flip explains (O(p^2)); an intermittent member that did not show this time is possible
+            self.unresolved(members, f"crashed {pair_crashes} of {len(own)} runs together, yet both completed "
+                            "every transfer with proven-good partners: one of them may fail intermittently",
+                            case["origin"])
+        else:
+            self.mark(members, "g")
+            first = s.tests[own[0]][0] if own else s.round
+            s.notes.append(f"screen failure of {len(members)} node(s) not reproduced (round {first}): the pair "
+                           "crashed once, then completed every transfer with proven-good partners; treated as a "
+                           "flaky result")
+        return False
 
     def _doubt_passing_mates(self, case: dict, fails: list, pair_tid: int | None) -> None:
         """A group runs at its slowest member: when the pair read clearly slower (MATE_GAP) than
@@ -1067,6 +1263,14 @@ class CasePlanner:
 
     # -- cross: everything passed its screen; check across groups -----------------
     def _plan_cross(self, case: dict) -> list:
+        if case.get("parallel") and case["step"] == "giant":
+            # beside the follow-ups: every proven-good node no other case runs or claimed this round
+            passed = self.passed()
+            s = self.s
+            case["members"] = [i for i, st in enumerate(s.status) if st == "g" and i in passed
+                               and i not in self.busy and i not in self.claimed and i not in self.reserved]
+            if len(case["members"]) < 2:
+                return None  # nothing to check beside them: the late cross check runs after them
         if case["step"] in ("giant", "repgroup"):
             nodes = case["members"] if case["step"] == "giant" else self._reps()
             return [("all", nodes, "cross")]
@@ -1109,7 +1313,8 @@ class CasePlanner:
             if case["step"] == "giant" and self.s.policy.link_check == "pairwise" and not case.get("no_pairs"):
                 # one Job measures every pair of the failed set: a slow node, rack or link shows
                 # in its pairs directly (see _done_pairwise)
-                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid])
+                self.new_case("pairwise", "run", members=list(case["members"]), origin=[tid],
+                              **({"widen": True} if case.get("parallel") else {}))
                 return False
             return self._after_cross(case)
         if case["step"] == "blocks":
@@ -1135,7 +1340,23 @@ class CasePlanner:
 
     # -- pairwise: every pair of a failed set measured in one Job ------------------
     def _plan_pairwise(self, case: dict) -> list:
+        if case.get("widen"):
+            self._widen(case)
         return [("all", case["members"], "pairwise")]
+
+    def _widen(self, case: dict) -> None:
+        """The per-pair Job after a cross check that ran beside the follow-ups also measures the
+        proven-good nodes that check could not hold and that are free now (their pairs with every
+        other node, so no second cross check is needed for them), and the members of crash-only
+        pairs waiting for a probe (``_plan_probe`` hands them over: each is measured against every
+        other member, more transfers than a probe's partners give)."""
+        s = self.s
+        passed = self.passed()
+        have = set(case["members"])
+        extra = [i for i, st in enumerate(s.status) if st == "g" and i in passed and i not in have
+                 and i not in self.busy and i not in self.claimed and i not in self.reserved]
+        extra += [x for x in case.pop("riders", []) if x not in have]
+        case["members"] = sorted(have.union(extra))
 
     def _done_pairwise(self, case: dict) -> bool:
         """Read the per-pair figures: a node slow with (nearly) every partner is a bad node, a
