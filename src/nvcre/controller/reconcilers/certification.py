@@ -22,6 +22,7 @@ from nvcre.controller.context import Context, format_time, parse_time, write_sta
 from nvcre.controller.decide import certification as D
 from nvcre.controller.views import certification_status
 from nvcre.controller.decide.certification import MAX_CERT_FAILED_NODES  # noqa: F401 - re-exported
+from nvcre.controller.reconcilers.own import forget_object, live_object
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
@@ -29,17 +30,13 @@ log = logging.getLogger(__name__)
 
 
 def reconcile_certification(ctx: Context, namespace: str, name: str) -> float | None:
-    cert = ctx.kube.get(NVCRE_API_VERSION, "Certification", name, namespace)
-    if cert is None or cert["metadata"].get("deletionTimestamp"):
-        ctx.forget(dig(cert, "metadata", "uid"), namespace, name, kind="Certification")
-        if cert is None:  # deleted while a watch was away (a relist sends no DELETED)
-            ctx.cache.drop("Certification", namespace, name)
+    cert = live_object(ctx, "Certification", namespace, name)
+    if cert is None:
         return None
-    ctx.cache.put(cert)
     st = cert.get("status") or {}
     if not st.get("categoryStatuses"):
         if c.is_terminal(st.get("conditions")):
-            ctx.forget(cert["metadata"].get("uid"), namespace, name, kind="Certification")
+            forget_object(ctx, "Certification", namespace, name, cert["metadata"].get("uid"))
             return None
         return _start(ctx, cert)
     return _advance(ctx, cert)

@@ -47,6 +47,7 @@ from nvcre.controller.measurements import (
     training_logs,
 )
 from nvcre.controller.views import job_status
+from nvcre.controller.reconcilers.own import forget_object, live_object
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 from nvcre.workloads.mpi import with_generated_keys
@@ -111,13 +112,9 @@ def _ref(obj: dict) -> dict:
 
 # ---------------------------------------------------------------- the reconciler
 def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
-    job = ctx.kube.get(NVCRE_API_VERSION, "Job", name, namespace)
-    if job is None or job["metadata"].get("deletionTimestamp"):
-        ctx.forget(dig(job, "metadata", "uid"), namespace, name)
-        if job is None:  # deleted while a watch was away (a relist sends no DELETED)
-            ctx.cache.drop("Job", namespace, name)
+    job = live_object(ctx, "Job", namespace, name)
+    if job is None:
         return None
-    ctx.cache.put(job)
     status = job.get("status") or {}
     try:
         desired = desired_workload(job, rendered_objects(ctx, job))
@@ -126,7 +123,7 @@ def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
         raise Retry(str(err)) from err
 
     if c.is_terminal(status.get("conditions")):
-        ctx.forget(job["metadata"].get("uid"), namespace, name)
+        forget_object(ctx, "Job", namespace, name, job["metadata"].get("uid"))
         if _awaiting_verdict(job):
             return _judge_late(ctx, job, desired)
         _freeze_unfinished(ctx, job)

@@ -35,6 +35,7 @@ from nvcre.controller.node_results import write_workflow_status
 from nvcre.controller.workflow_step import LAUNCH_BATCH  # noqa: F401
 from nvcre.controller.workflow_step import job_name as _job_name  # noqa: F401
 from nvcre.controller.workflow_step import step as _step
+from nvcre.controller.reconcilers.own import forget_object, live_object
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
@@ -42,16 +43,12 @@ log = logging.getLogger(__name__)
 
 
 def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
-    wf = ctx.kube.get(NVCRE_API_VERSION, "Workflow", name, namespace)
-    if wf is None or wf["metadata"].get("deletionTimestamp"):
-        ctx.forget(dig(wf, "metadata", "uid"))
-        if wf is None:  # deleted while a watch was away (a relist sends no DELETED)
-            ctx.cache.drop("Workflow", namespace, name)
+    wf = live_object(ctx, "Workflow", namespace, name)
+    if wf is None:
         return None
-    ctx.cache.put(wf)
     status = wf.get("status") or {}
     if c.is_terminal(status.get("conditions")):
-        ctx.forget(wf["metadata"].get("uid"))
+        forget_object(ctx, "Workflow", namespace, name, wf["metadata"].get("uid"))
         ref = status.get("failedNodesRef") or {}
         if ref and ctx.kube.get("v1", "ConfigMap", ref.get("name", ""), wf["metadata"]["namespace"]) is None:
             node_results.ensure(ctx, wf)  # a crash came between the terminal write and the ConfigMaps

@@ -16,21 +16,18 @@ from nvcre.controller import labels as L
 from nvcre.controller.conditions import WorkloadRunReason as R
 from nvcre.controller.context import Context, write_status
 from nvcre.controller.runtime.queue import Retry
+from nvcre.controller.reconcilers.own import forget_object, live_object
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
 
 def reconcile_workloadrun(ctx: Context, namespace: str, name: str) -> float | None:
-    run = ctx.kube.get(NVCRE_API_VERSION, "WorkloadRun", name, namespace)
-    if run is None or run["metadata"].get("deletionTimestamp"):
-        ctx.forget(dig(run, "metadata", "uid"), namespace, name, kind="WorkloadRun")
-        if run is None:  # deleted while a watch was away (a relist sends no DELETED)
-            ctx.cache.drop("WorkloadRun", namespace, name)
+    run = live_object(ctx, "WorkloadRun", namespace, name)
+    if run is None:
         return None
-    ctx.cache.put(run)
     st = run.get("status") or {}
     if c.is_terminal(st.get("conditions")):
-        ctx.forget(run["metadata"].get("uid"), namespace, name, kind="WorkloadRun")
+        forget_object(ctx, "WorkloadRun", namespace, name, run["metadata"].get("uid"))
         return None
     if st.get("workflowRef"):
         return _mirror(ctx, run)
