@@ -51,7 +51,7 @@ from nvcre.controller.reconcilers.job import reconcile_job  # noqa: E402
 from nvcre.controller.reconcilers.workflow import reconcile_workflow  # noqa: E402
 from nvcre.controller.runtime.operator import Controller  # noqa: E402
 from nvcre.kube.watch import Reflector, WatchSpec  # noqa: E402
-from nvcre.sim.fleet import FleetSpec, build_fleet  # noqa: E402
+from nvcre.sim.fleet import GPU_HEALTH_CONDITION, FleetSpec, build_fleet  # noqa: E402
 
 API = "nvcre.nvidia.com/v1alpha1"
 RSS_BUDGET_MB = 400.0
@@ -150,6 +150,16 @@ def pod_status(pod: dict, index: int, phase: str, code: int) -> dict:
             "containerStatuses": cstat}
 
 
+def off_bus(node: dict) -> dict:
+    """The Node update the simulated kubelet sends when a GPU falls off the bus (XID 79)."""
+    for cond in node["status"]["conditions"]:
+        if cond["type"] == GPU_HEALTH_CONDITION:
+            cond.update(status="False", reason="GpuFellOffBus", message="GPU 1 (PCI 0000:09:00.0) has fallen off the bus: XID 79")
+    node["status"]["allocatable"]["nvidia.com/gpu"] = str(int(node["status"]["allocatable"]["nvidia.com/gpu"]) - 1)
+    node["metadata"]["resourceVersion"] = "1002"
+    return node
+
+
 class WireKube:
     """Serves LIST pages of JSON, as the API server's answers arrive at ``list_page``."""
 
@@ -246,7 +256,9 @@ def run(nodes: int) -> dict:
     meter.step("Nodes: paginated list into the cache", list_nodes)
     wf, job = meter.step("plan: Certification and Workflow passes", lambda: plan(ctx, kube))
     meter.step("Job pass: render and create the workload", lambda: reconcile_job(ctx, "ns", job))
-    pod_json = meter.step("pods: one watch event each into the cache", lambda: pods_arrive(ctl, kube, names, names[len(names) // 2]))
+    bad = len(names) // 2
+    ctl.apply("Node", "MODIFIED", off_bus(served_node(fleet.nodes[bad], bad)))
+    pod_json = meter.step("pods: one watch event each into the cache", lambda: pods_arrive(ctl, kube, names, names[bad]))
     meter.step("Job pass: gather, decide, node results", lambda: reconcile_job(ctx, "ns", job))
     jst = kube.get(API, "Job", job, "ns")["status"]
     phase = f"{c.phase_of(jst['conditions'])}, {jst.get('failedNodeCount', len(jst.get('failedNodes') or []))} node(s) named"

@@ -6,8 +6,14 @@ collector, so no reconcile pass lists anything. Indexes answer the questions the
 reconcilers ask per pass in O(answer) instead of a scan: the pods and batch Jobs of an
 nvcre Job, the Jobs of a Workflow, the unfinished Jobs on a node.
 
-Bodies are stored as delivered, minus what no reconciler reads (managedFields, a
-Node's image list: most of its size), and handed out without copying: callers treat
+Bodies are stored as delivered, minus what no reconciler reads (``slim``): managedFields,
+a Node's image list, and a Pod's spec down to the fields the controller reads
+(``POD_SPEC_READ``). The rest of a pod spec is the rendered template, and a pinned
+group's template carries a node affinity naming every node of the group, so a
+full-scale run's pods held ``nodes x nodes`` names (136 MB at 1024 nodes, ~2 GB at
+4096; ``bench/controller_memory.py``). ``test_cache_slim.py`` records what the Job
+reconciler reads of a pod and checks that it all survives. Bodies are handed out
+without copying: callers treat
 them as read-only (a watch event always brings a new dict, so a stored body never
 changes under a reader). A kind counts as *synced* once its first complete list
 arrived; until then readers fall back to a live read.
@@ -31,6 +37,15 @@ def kind_key(obj: dict) -> str:
     return "batch.Job" if api.startswith("batch/") and kind == "Job" else kind
 
 
+#: what the controller reads of a pod's spec (``workload_state``, ``faults``, ``decide/job_end``,
+#: ``measurements``): where it ran, how it restarts, the containers' names and resources
+#: (GPU ranks, the main container) and its claims; the rest (affinity, volumes, commands,
+#: env, probes) is the rendered template, which the controller already has.
+POD_SPEC_READ = frozenset({"nodeName", "hostname", "subdomain", "restartPolicy", "resourceClaims", "schedulingGates",
+                           "containers", "initContainers"})
+CONTAINER_READ = frozenset({"name", "resources", "restartPolicy"})
+
+
 def slim(obj: dict) -> dict:
     """The body without what no reconciler reads (a shallow copy where something goes)."""
     meta = obj.get("metadata") or {}
@@ -38,7 +53,17 @@ def slim(obj: dict) -> dict:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
     if obj.get("kind") == "Node" and "images" in (obj.get("status") or {}):
         obj = {**obj, "status": {k: v for k, v in obj["status"].items() if k != "images"}}
+    if obj.get("kind") == "Pod" and isinstance(obj.get("spec"), dict):
+        obj = {**obj, "spec": _pod_spec(obj["spec"])}
     return obj
+
+
+def _pod_spec(spec: dict) -> dict:
+    out = {k: v for k, v in spec.items() if k in POD_SPEC_READ}
+    for key in ("containers", "initContainers"):
+        if isinstance(out.get(key), list):
+            out[key] = [{k: v for k, v in c.items() if k in CONTAINER_READ} if isinstance(c, dict) else c for c in out[key]]
+    return out
 
 
 def job_nodes(job: dict) -> set[str]:
