@@ -24,9 +24,7 @@ def fields_v1(obj) -> dict:
             key = {k: x[k] for k in ("name", "type", "containerPort", "mountPath") if k in x} or {"i": len(out)}
             out["k:" + json.dumps(key, separators=(",", ":"))] = {".": {}, **fields_v1(x)}
         return out
-    if isinstance(obj, list):
-        return {f"v:{json.dumps(x)}": {} for x in obj}
-    return {}
+    return {}  # a scalar or an atomic list (a node selector's values, a command)
 
 
 def served(obj: dict, uid: str, managers: list[tuple[str, str, dict]]) -> dict:
@@ -49,7 +47,9 @@ def served_node(node: dict, index: int) -> dict:
 def served_pod(batch: dict, index: int, node: str, phase: str, code: int | None) -> dict:
     """One pod of a rendered batch Job as the API server serves it once it ran (or, with
     ``phase`` Pending, as first created)."""
-    tmpl = json.loads(json.dumps(batch["spec"]["template"]))
+    template = batch["spec"]["template"]  # shared where not changed below: the node affinity is large
+    tmpl = {"metadata": json.loads(json.dumps(template["metadata"])),
+            "spec": {**template["spec"], "containers": json.loads(json.dumps(template["spec"]["containers"]))}}
     bname, ns = batch["metadata"]["name"], batch["metadata"]["namespace"]
     indexed = batch["spec"].get("completionMode") == "Indexed"
     labels = {**tmpl["metadata"].get("labels", {}), "batch.kubernetes.io/controller-uid": batch["metadata"]["uid"],
