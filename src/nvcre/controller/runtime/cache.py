@@ -7,16 +7,16 @@ reconcilers ask per pass in O(answer) instead of a scan: the pods and batch Jobs
 nvcre Job, the Jobs of a Workflow, the unfinished Jobs on a node.
 
 Bodies are stored as delivered, minus what no reconciler reads (``slim``): managedFields,
-a Node's image list, and a Pod's spec down to the fields the controller reads
-(``POD_SPEC_READ``), with repeated strings shared (``shared``). The rest of a pod spec is the rendered template, and a pinned
-group's template carries a node affinity naming every node of the group, so a
-full-scale run's pods held ``nodes x nodes`` names (136 MB at 1024 nodes, ~2 GB at
-4096; ``bench/controller_memory.py``). ``test_cache_slim.py`` records what the Job
-reconciler reads of a pod and checks that it all survives. Bodies are handed out
-without copying: callers treat
-them as read-only (a watch event always brings a new dict, so a stored body never
-changes under a reader). A kind counts as *synced* once its first complete list
-arrived; until then readers fall back to a live read.
+a Node's image list, and a Pod's spec beyond the fields the controller reads
+(``POD_SPEC_READ``), with keys and short strings interned (``shared``). The rest of a
+pod spec is the rendered template, and a pinned group's template names every node of
+the group in its node affinity, so whole pods of a full-scale run held ``nodes x
+nodes`` names (136 MB at 1024 nodes, ~2 GB at 4096; ``bench/controller_memory.py``).
+``test_cache_slim.py`` records what the reconcilers read of a pod and checks that it
+survives. Bodies are handed out without copying: callers treat them as read-only (a
+watch event always brings a new dict, so a stored body never changes under a reader).
+A kind counts as *synced* once its first complete list arrived; until then readers
+fall back to a live read.
 """
 
 from __future__ import annotations
