@@ -6,15 +6,22 @@ collector, so no reconcile pass lists anything. Indexes answer the questions the
 reconcilers ask per pass in O(answer) instead of a scan: the pods and batch Jobs of an
 nvcre Job, the Jobs of a Workflow, the unfinished Jobs on a node.
 
-Bodies are stored as delivered, minus what no reconciler reads (managedFields, a
-Node's image list: most of its size), and handed out without copying: callers treat
-them as read-only (a watch event always brings a new dict, so a stored body never
-changes under a reader). A kind counts as *synced* once its first complete list
-arrived; until then readers fall back to a live read.
+Bodies are stored as delivered, minus what no reconciler reads (``slim``): managedFields,
+a Node's image list, and a Pod's spec beyond the fields the controller reads
+(``POD_SPEC_READ``), with keys and short strings interned (``shared``). The rest of a
+pod spec is the rendered template, and a pinned group's template names every node of
+the group in its node affinity, so whole pods of a full-scale run held ``nodes x
+nodes`` names (136 MB at 1024 nodes, ~2 GB at 4096; ``bench/controller_memory.py``).
+``test_cache_slim.py`` records what the reconcilers read of a pod and checks that it
+survives. Bodies are handed out without copying: callers treat them as read-only (a
+watch event always brings a new dict, so a stored body never changes under a reader).
+A kind counts as *synced* once its first complete list arrived; until then readers
+fall back to a live read.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import defaultdict
 
@@ -31,6 +38,16 @@ def kind_key(obj: dict) -> str:
     return "batch.Job" if api.startswith("batch/") and kind == "Job" else kind
 
 
+#: what the controller reads of a pod's spec (``workload_state``, ``faults``, ``decide/job_end``,
+#: ``measurements``): where it ran, how it restarts, the containers' names and resources
+#: (GPU ranks, the main container) and its claims; the rest (affinity, volumes, commands,
+#: env, probes) is the rendered template, which the controller already has.
+POD_SPEC_READ = frozenset({"nodeName", "hostname", "subdomain", "restartPolicy", "resourceClaims", "schedulingGates",
+                           "containers", "initContainers"})
+CONTAINER_READ = frozenset({"name", "resources", "restartPolicy"})
+SHARED_MAX = 96  # strings up to this long are interned (names, label values, condition reasons)
+
+
 def slim(obj: dict) -> dict:
     """The body without what no reconciler reads (a shallow copy where something goes)."""
     meta = obj.get("metadata") or {}
@@ -38,7 +55,32 @@ def slim(obj: dict) -> dict:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
     if obj.get("kind") == "Node" and "images" in (obj.get("status") or {}):
         obj = {**obj, "status": {k: v for k, v in obj["status"].items() if k != "images"}}
+    if obj.get("kind") == "Pod" and isinstance(obj.get("spec"), dict):
+        obj = {**obj, "spec": _pod_spec(obj["spec"])}
+    if obj.get("kind") in ("Node", "Pod"):
+        obj = shared(obj)
     return obj
+
+
+def shared(obj):
+    """A copy whose keys and short strings are interned: each watch event is decoded on its
+    own, so without this every Node and Pod holds its own copy of the same label keys,
+    condition types and values (``"nvidia.com/gpu.product"``, ``"True"``): ~40 % of them."""
+    if isinstance(obj, dict):
+        return {sys.intern(k) if type(k) is str else k: shared(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [shared(v) for v in obj]
+    if type(obj) is str and len(obj) <= SHARED_MAX:
+        return sys.intern(obj)
+    return obj
+
+
+def _pod_spec(spec: dict) -> dict:
+    out = {k: v for k, v in spec.items() if k in POD_SPEC_READ}
+    for key in ("containers", "initContainers"):
+        if isinstance(out.get(key), list):
+            out[key] = [{k: v for k, v in c.items() if k in CONTAINER_READ} if isinstance(c, dict) else c for c in out[key]]
+    return out
 
 
 def job_nodes(job: dict) -> set[str]:
