@@ -108,6 +108,11 @@ def test_controller_cannot_write_nodes(helm, kubectl, namespace, repo_root, scop
         assert allowed("update", "nvcre.nvidia.com", "workflows", "anywhere", subresource="status")
         assert not allowed("update", "", "nodes", subresource="status")
         assert can("create", "selfsubjectaccessreviews.authorization.k8s.io")
+        # RoleBindings are watched everywhere (a waiting Workflow is woken by one), never written
+        for verb in ("list", "watch"):
+            assert can(verb, "rolebindings.rbac.authorization.k8s.io", "-n", "some-other-namespace")
+        for verb in ("create", "update", "patch", "delete", "bind", "escalate"):
+            assert not can(verb, "rolebindings.rbac.authorization.k8s.io", "-n", run_ns)
         assert can("create", "jobs.batch", "-n", run_ns)  # a run namespace: always allowed
         elsewhere = can("create", "jobs.batch", "-n", "some-other-namespace")
         assert elsewhere is (scope == "cluster")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre.controller import testhooks
+from nvcre.controller.access import AccessChecker
 from nvcre.controller.runtime.cache import WatchCache
 from nvcre.controller.runtime.events import EventSink
 from nvcre.controller.logs import log_transition
@@ -100,6 +101,9 @@ class Memos:
     # (kind, namespace, name) of the Certifications and WorkloadRuns waiting for a target node:
     # what a Node that joins (or changes) wakes; past the bound the oldest falls back on the resync
     waiting_for_nodes: BoundedMemo = field(default_factory=lambda: BoundedMemo(1024))
+    # (namespace, name) of the Workflows waiting for namespace permissions: what a RoleBinding
+    # change in that namespace wakes; past the bound the oldest falls back on its deadline and the resync
+    waiting_for_access: BoundedMemo = field(default_factory=lambda: BoundedMemo(1024))
 
 
 @dataclass
@@ -114,8 +118,11 @@ class Context:
     placements: dict[tuple[str, str], dict[str, dict]] = field(default_factory=dict)
     cache: WatchCache | None = None
     memos: Memos = field(default_factory=Memos)
+    access: AccessChecker | None = None  # namespace permission answers, dropped on RoleBinding events
 
     def __post_init__(self) -> None:
+        if self.access is None:
+            self.access = AccessChecker(self.kube)
         if self.cache is None:
             store = getattr(self.metrics, "store", None)
             self.cache = store if isinstance(store, WatchCache) else WatchCache()
@@ -125,14 +132,17 @@ class Context:
             self.events = EventSink(self.kube)
 
     def forget(self, uid: str | None, namespace: str = "", name: str = "", *, kind: str = "") -> None:
-        """An object turned terminal or was deleted: drop what was memoised for it."""
+        """An object turned terminal or was deleted: drop what was memoised for it (``kind``
+        empty: a Job)."""
         if kind:
             self.memos.waiting_for_nodes.pop((kind, namespace, name))
+        if kind == "Workflow":
+            self.memos.waiting_for_access.pop((namespace, name))
         if uid:
             self.memos.stall_checked.drop_where(lambda k: k == uid)
             self.memos.resolved.drop_where(lambda k: k[0] == uid)
             self.memos.workloads.drop_where(lambda k: k[0] == uid)
-        if name:
+        if name and kind in ("", "Job"):
             self.placements.pop((namespace, name), None)
 
     def waiting(self, obj: dict, waits: bool) -> None:
@@ -146,6 +156,19 @@ class Context:
 
     def waiting_for_nodes(self) -> list[tuple[str, str, str]]:
         return self.memos.waiting_for_nodes.keys()
+
+    def waiting_for_access(self, workflow: dict, waits: bool) -> None:
+        """Record whether a Workflow is waiting for permissions in its namespace."""
+        key = (workflow["metadata"].get("namespace") or "", workflow["metadata"]["name"])
+        if waits:
+            self.memos.waiting_for_access.put(key, True)
+        else:
+            self.memos.waiting_for_access.pop(key)
+
+    def access_waiters(self, namespace: str | None) -> list[tuple[str, str, str]]:
+        """Queue keys of the Workflows waiting for permissions in ``namespace`` (None: all)."""
+        return [("Workflow", ns, name) for ns, name in self.memos.waiting_for_access.keys()
+                if namespace is None or ns == namespace]
 
     def now(self) -> float:
         return self.clock()

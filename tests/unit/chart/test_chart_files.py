@@ -35,6 +35,21 @@ def test_rbac_template_never_grants_node_writes(repo_root):
                 assert not NODE_WRITE_VERBS & set(rule["verbs"]), rule
 
 
+def test_the_manager_role_watches_rolebindings_and_never_writes_rbac(repo_root):
+    """The controller watches RoleBindings (a Workflow waiting for namespace permissions is
+    woken by one); no rule of any role lets it write an RBAC object."""
+    text = (repo_root / "charts/nvcre/templates/rbac.yaml").read_text()
+    rules = []
+    for doc in text.split("\n---"):
+        body = "\n".join(line for line in doc.splitlines() if "{{" not in line)
+        parsed = yaml.safe_load(body) or {}
+        rules += [(parsed.get("metadata", {}).get("name"), rule) for rule in parsed.get("rules") or []]
+    rbac = [(name, rule) for name, rule in rules if "rbac.authorization.k8s.io" in rule.get("apiGroups", [])]
+    assert any("rolebindings" in rule["resources"] and {"list", "watch"} <= set(rule["verbs"]) for _, rule in rbac)
+    for _, rule in rbac:
+        assert set(rule["verbs"]) <= {"get", "list", "watch"}, rule
+
+
 def test_crds_are_the_generated_ones(repo_root):
     names = sorted(p.name for p in (repo_root / "charts/nvcre/crds").glob("*.yaml"))
     assert "certifications.nvcre.nvidia.com.yaml" in names

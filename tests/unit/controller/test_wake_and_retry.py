@@ -269,3 +269,111 @@ def test_the_workers_retry_a_retry_with_backoff_not_at_once():
     queue.close()
     assert len(seen) == 3
     assert seen[1] - seen[0] >= 0.45 and seen[2] - seen[1] >= 0.95  # 0.5 s, then 1 s
+
+
+# ---------------------------------------------------------------- namespace permissions
+class GatedKube(FakeKube):
+    """A FakeKube whose SelfSubjectAccessReviews say no until ``granted`` is set."""
+
+    granted = False
+    reviews = 0
+
+    def can_i(self, verb, resource, namespace, group=""):
+        self.reviews += 1
+        return self.granted, ""
+
+
+@pytest.fixture
+def denied_world():
+    """A Certification's Workflow in namespace ``ns``, where the controller may not work yet."""
+    fleet = build_fleet(FleetSpec(nodes=4, racks=1))
+    kube = GatedKube(fleet.nodes)
+    clock = Clock(CREATED + 10)
+    ctx = Context(kube=kube, settings=Settings(), clock=clock)
+    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
+              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback",
+                                                    "options": {"testScale": "intra-node"}}]}})
+    reconcile_certification(ctx, "ns", "cert")
+    workflow = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    controller = Controller(ctx, {})
+    return kube, ctx, clock, controller, workflow
+
+
+def _workflow_reason(kube, name: str) -> str | None:
+    return c.reason_of(kube.get(API, "Workflow", name, "ns")["status"]["conditions"], c.IN_PROGRESS)
+
+
+def test_a_workflow_without_permissions_returns_its_deadline_and_a_rolebinding_wakes_it(denied_world):
+    """No fixed 10 s re-look: the pass returns the give-up deadline (600 s after creation), and
+    a RoleBinding change in the namespace forgets the cached answer and queues the Workflow."""
+    from nvcre.controller.reconcilers.workflow import reconcile_workflow
+
+    kube, ctx, clock, controller, wf = denied_world
+    wait = reconcile_workflow(ctx, "ns", wf)
+    assert wait == pytest.approx(CREATED + 600 - clock.now)
+    assert _workflow_reason(kube, wf) == "NamespacePermissionsMissing"
+    assert ctx.access_waiters("ns") == [("Workflow", "ns", wf)]
+
+    controller.apply("RoleBinding", "ADDED", {"metadata": {"name": "other", "namespace": "elsewhere"}})
+    assert _drain(controller.queue) == []  # another namespace's binding wakes nothing
+    kube.granted = True
+    controller.apply("RoleBinding", "ADDED", {"metadata": {"name": "nvcre-manager-run", "namespace": "ns"}})
+    assert _drain(controller.queue) == [("Workflow", "ns", wf)]
+    assert ctx.cache.count("RoleBinding") == 0  # events only: RoleBindings are never cached
+
+    reconcile_workflow(ctx, "ns", wf)  # within the answers' 30 s: asks again all the same
+    assert _workflow_reason(kube, wf) != "NamespacePermissionsMissing"
+    assert ctx.access_waiters("ns") == []
+
+
+def test_a_denial_right_after_a_rolebinding_change_is_retried_with_backoff(denied_world):
+    """The authorizer may learn of a new binding a moment after the controller: a denial in
+    the few seconds after a change raises Retry (the key's backoff, capped at the deadline)
+    and is not cached; later it waits for the deadline again."""
+    from nvcre.controller import access
+    from nvcre.controller.reconcilers.workflow import reconcile_workflow
+
+    kube, ctx, clock, controller, wf = denied_world
+    ctx.access.clock = clock
+    reconcile_workflow(ctx, "ns", wf)
+    controller.apply("RoleBinding", "MODIFIED", {"metadata": {"name": "nvcre-manager-run", "namespace": "ns"}})
+    with pytest.raises(Retry) as raised:
+        reconcile_workflow(ctx, "ns", wf)
+    assert raised.value.cap == pytest.approx(CREATED + 600 - clock.now)
+    asked = kube.reviews
+    with pytest.raises(Retry):
+        reconcile_workflow(ctx, "ns", wf)
+    assert kube.reviews > asked  # a denial while settling is asked again, not cached
+    clock.now += access.SETTLE_SECONDS
+    assert reconcile_workflow(ctx, "ns", wf) == pytest.approx(CREATED + 600 - clock.now)
+
+
+def test_a_rolebinding_list_wakes_the_waiting_once_without_settling(denied_world):
+    from nvcre.controller.reconcilers.workflow import reconcile_workflow
+
+    kube, ctx, clock, controller, wf = denied_world
+    reconcile_workflow(ctx, "ns", wf)
+    controller.replace("RoleBinding", [{"metadata": {"name": f"b{i}", "namespace": "ns"}} for i in range(50)])
+    assert _drain(controller.queue) == [("Workflow", "ns", wf)]
+    assert not ctx.access.settling("ns")
+
+
+def test_a_workflow_past_its_permission_deadline_fails_and_leaves_the_index(denied_world):
+    from nvcre.controller.reconcilers.workflow import reconcile_workflow
+
+    kube, ctx, clock, controller, wf = denied_world
+    reconcile_workflow(ctx, "ns", wf)
+    clock.now = CREATED + 600
+    assert reconcile_workflow(ctx, "ns", wf) is None
+    assert c.reason_of(kube.get(API, "Workflow", wf, "ns")["status"]["conditions"], c.FAILED) == "NamespacePermissionsMissing"
+    assert ctx.access_waiters(None) == []
+
+
+def test_a_deleted_waiting_workflow_leaves_the_index(denied_world):
+    from nvcre.controller.reconcilers.workflow import reconcile_workflow
+
+    kube, ctx, clock, controller, wf = denied_world
+    reconcile_workflow(ctx, "ns", wf)
+    kube.delete(API, "Workflow", wf, "ns")
+    assert reconcile_workflow(ctx, "ns", wf) is None
+    assert ctx.access_waiters(None) == []

@@ -171,7 +171,7 @@ def test_a_namespaced_controller_reflects_workload_pieces_per_namespace(monkeypa
     monkeypatch.setenv("NVCRE_LEDGER_NAMESPACE", "nvcre-ops")
     specs = reflected_kinds(["a", "b"])
     assert [(s.key, s.namespace) for s in specs] == [("Node", None), ("Pod", "a"), ("Pod", "b"), ("batch.Job", "a"), ("batch.Job", "b"),
-                                                     ("NodeReadiness", "nvcre-ops")]
+                                                     ("RoleBinding", "a"), ("RoleBinding", "b"), ("NodeReadiness", "nvcre-ops")]
 
 
 def _readiness(node: str, rv: int, stage: str | None = "production", result: str = "Passed") -> dict:

@@ -11,9 +11,6 @@ from nvcre.controller.context import Context
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
-# Kinds that can wait for target nodes (the context's wake-up index holds them).
-WAITS_FOR_NODES = frozenset({"Certification", "WorkloadRun"})
-
 
 def live_object(ctx: Context, kind: str, namespace: str, name: str) -> dict | None:
     """The object to reconcile, or None when it is gone or being deleted (its memos dropped)."""
@@ -29,5 +26,6 @@ def live_object(ctx: Context, kind: str, namespace: str, name: str) -> dict | No
 
 def forget_object(ctx: Context, kind: str, namespace: str, name: str, uid: str | None) -> None:
     """Drop what was memoised for an object that turned terminal or went away: pod
-    placements are kept per Job, the wake-up index holds Certifications and WorkloadRuns."""
-    ctx.forget(uid, namespace, name if kind == "Job" else "", kind=kind if kind in WAITS_FOR_NODES else "")
+    placements are kept per Job, the wake-up indexes hold Certifications, WorkloadRuns and
+    Workflows."""
+    ctx.forget(uid, namespace, name, kind=kind)

@@ -20,7 +20,7 @@ from nvcre.controller import ledger
 from nvcre.controller import labels as L
 from nvcre.controller import node_results
 from nvcre.controller import plan as planning
-from nvcre.controller.access import RUN_ROLEBINDING, AccessChecker, missing_message
+from nvcre.controller.access import RUN_ROLEBINDING, missing_message
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context, parse_time
 from nvcre.controller.decide.workflow_pass import (  # noqa: F401 - re-exported for older importers
@@ -36,6 +36,7 @@ from nvcre.controller.workflow_step import LAUNCH_BATCH  # noqa: F401
 from nvcre.controller.workflow_step import job_name as _job_name  # noqa: F401
 from nvcre.controller.workflow_step import step as _step
 from nvcre.controller.reconcilers.own import forget_object, live_object
+from nvcre.controller.runtime.queue import Retry
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
@@ -56,7 +57,8 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
             ledger.record_workflow(ctx, wf)  # what each node proved, kept beyond this run
         return None
 
-    if (wait := _check_access(ctx, wf)) is not None:
+    allowed, wait = _check_access(ctx, wf)
+    if not allowed:
         return wait
 
     orch = status.get("orchestration") or {}
@@ -72,25 +74,37 @@ def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
 
 
 # ---------------------------------------------------------------- access
-def _check_access(ctx: Context, wf: dict) -> float | None:
-    checker: AccessChecker = getattr(ctx, "access", None) or AccessChecker(ctx.kube)
-    ctx.access = checker  # type: ignore[attr-defined]
+def _check_access(ctx: Context, wf: dict) -> tuple[bool, float | None]:
+    """(True, None) when the controller may run the Workflow's workloads in its namespace;
+    else (False, when to look again: None once it has failed for good).
+
+    The wait is woken by a RoleBinding change in the namespace (``Controller.observe_bindings``)
+    and otherwise returns only at its give-up deadline. Right after such a change a denial
+    may be the API server's authorizer not having seen the binding yet: ``Retry`` asks again
+    with the key's backoff instead of waiting for the deadline.
+    """
     ns = wf["metadata"]["namespace"]
-    denied = checker.missing(ns, compose.adapter_of(wf))
+    denied = ctx.access.missing(ns, compose.adapter_of(wf))
     if not denied:
+        ctx.waiting_for_access(wf, False)
         if c.reason_of(dig(wf, "status", "conditions"), c.IN_PROGRESS) == WorkflowReason.NAMESPACE_PERMISSIONS_MISSING:
             write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.GROUPS_PARTITIONED, "Namespace permissions granted"))
-        return None
+        return True, None
     message = missing_message(ns, denied)
     created = parse_time(wf["metadata"].get("creationTimestamp")) or ctx.now()
-    if ctx.now() - created > ctx.settings.namespace_access_timeout_seconds:
+    left = created + ctx.settings.namespace_access_timeout_seconds - ctx.now()
+    if left <= 0:
+        ctx.waiting_for_access(wf, False)
         write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.FAILED, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
-        return None
+        return False, None  # failed: no planning from the stale body
+    ctx.waiting_for_access(wf, True)
     first = c.reason_of(dig(wf, "status", "conditions"), c.IN_PROGRESS) != WorkflowReason.NAMESPACE_PERMISSIONS_MISSING
     write_workflow_status(ctx, wf, lambda o: c.set_status_phase(o["status"], c.IN_PROGRESS, WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, message))
     if first:
         ctx.events.emit(wf, "Warning", WorkflowReason.NAMESPACE_PERMISSIONS_MISSING, f"create RoleBinding {RUN_ROLEBINDING}: {message}")
-    return 10.0
+    if ctx.access.settling(ns):
+        raise Retry(f"namespace {ns}: a RoleBinding just changed and access is still denied", cap=left)
+    return False, left  # the give-up deadline
 
 
 # ---------------------------------------------------------------- planning

@@ -54,6 +54,9 @@ READ_KINDS = (  # what the reconcilers only read: reflected into the cache
     watch.WatchSpec("batch/v1", "Job", "batch.Job", label_selector=L.JOB),
 )
 READINESS = "NodeReadiness"  # the ledger: reflected only so its gauge follows creates and deletes
+# RoleBindings: reflected only for their events (a Workflow waiting for namespace permissions
+# is woken by one), never cached: a cluster may hold many and no reconciler reads them
+BINDINGS = watch.WatchSpec("rbac.authorization.k8s.io/v1", "RoleBinding", "RoleBinding")
 
 
 class Controller:
@@ -113,6 +116,9 @@ class Controller:
     def replace(self, kind_key: str, objects: list[dict], namespace: str | None = None) -> None:
         """A reflector's complete list (first sync or relist after 410): cache it, then treat each
         object, and each one that disappeared, as an event."""
+        if kind_key == BINDINGS.key:  # a list is not a change: forget the answers, wake the waiting once
+            self.observe_bindings(namespace, changed=False)
+            return
         gone = self.ctx.cache.replace(kind_key, objects, namespace)
         if kind_key == "Node":  # one wake of the waiting objects for the whole list, not one per node
             if any([self.observe_node(obj, wake=False) for obj in objects + gone]):
@@ -124,6 +130,9 @@ class Controller:
             self._dispatch(kind_key, obj)
 
     def apply(self, kind_key: str, event_type: str, obj: dict) -> None:
+        if kind_key == BINDINGS.key:
+            self.observe_bindings(dig(obj, "metadata", "namespace") or "")
+            return
         self.ctx.cache.apply(kind_key, event_type, obj)
         self._dispatch(kind_key, obj)
 
@@ -169,6 +178,14 @@ class Controller:
             self.wake_waiting()
         return True
 
+    def observe_bindings(self, namespace: str | None, *, changed: bool = True) -> None:
+        """A RoleBinding in ``namespace`` changed (or a list of them arrived; None: of every
+        namespace): the controller's permissions there may have changed, so forget the cached
+        answers and queue the Workflows waiting for them (a bounded index, usually empty)."""
+        self.ctx.access.changed(namespace, settle=changed)
+        for key in self.ctx.access_waiters(namespace):
+            self.queue.add(key)
+
     def wake_waiting(self) -> None:
         """Queue the Certifications and WorkloadRuns waiting for target nodes (a bounded index,
         usually empty: never every object)."""
@@ -210,11 +227,11 @@ class Controller:
 
 
 def reflected_kinds(namespaces: list[str] | None) -> list[watch.WatchSpec]:
-    """Nodes cluster-wide; workload pieces cluster-wide, or per namespace when the controller is
-    namespaced; the NodeReadiness ledger in the controller's namespace, so a deleted record's
-    series goes without a restart."""
+    """Nodes cluster-wide; workload pieces and RoleBindings cluster-wide, or per namespace when
+    the controller is namespaced; the NodeReadiness ledger in the controller's namespace, so a
+    deleted record's series goes without a restart."""
     specs = []
-    for spec in READ_KINDS:
+    for spec in READ_KINDS + (BINDINGS,):
         if spec.kind == "Node" or not namespaces:
             specs.append(spec)
         else:
