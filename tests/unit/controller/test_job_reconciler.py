@@ -321,3 +321,68 @@ def test_hostile_rows_among_good_ones_are_named_and_the_good_ones_measured(world
     bm = next(o for (k, _, _), o in kube.objects.items() if k == f"{API}/BandwidthMeasurement")
     assert bm["status"]["results"], bm["status"]
     assert "line 8" in str(bm["status"]), bm["status"]
+
+
+def test_thresholds_waiting_for_an_unreadable_log_retry_with_backoff_up_to_the_timeout(world, fixtures_dir):
+    """Succeeded, thresholds set, the launcher log not readable (the kubelet did not answer):
+    no fixed 5 s re-look, but ``Retry`` (the key's backoff) capped by what is left of
+    measurementTimeout, the last try landing on the deadline; a readable log decides it."""
+    import time
+
+    from nvcre.controller.runtime.queue import RETRY_MAX_S, Retry
+
+    kube, ctx, clock, job, nodes = world
+    clock.now = float(int(time.time()))  # condition times are stamped from the wall clock, in seconds
+    spec = kube.objects[(f"{API}/Job", "ns", job)]["spec"]
+    spec["thresholds"] = {"busBandwidthGBps": "value >= 1"}
+    spec["measurementTimeout"] = "2m"
+    launcher = f"{job}-l"
+    ctx.cache.put(_pod(job, launcher, "launcher", node=nodes[0], phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "launcher", {"succeeded": 1, "conditions": [
+        {"type": "Complete", "status": "True", "lastTransitionTime": FAILED_AT}]})
+    with pytest.raises(Retry) as raised:  # the terminal pass: Succeeded written, the verdict pending
+        reconcile_job(ctx, "ns", job)
+    assert c.is_true(_job(kube, job)["status"]["conditions"], c.SUCCEEDED)
+    assert raised.value.cap == RETRY_MAX_S
+    clock.now += 100
+    with pytest.raises(Retry) as raised:  # a later look: 20 s left, so no backoff step goes past it
+        reconcile_job(ctx, "ns", job)
+    assert raised.value.cap == pytest.approx(20.0, abs=1.0)  # the stamp is whole seconds of the wall clock
+    assert c.find(_job(kube, job)["status"]["conditions"], c.VALIDATION_FAILED) is None
+    kube.logs[launcher] = (fixtures_dir / "nccl" / "gcp-a3mega-h100-allreduce-2node-16gpu.txt").read_text()
+    assert reconcile_job(ctx, "ns", job) is None
+    conds = _job(kube, job)["status"]["conditions"]
+    assert c.find(conds, c.VALIDATION_FAILED)["reason"] == "ThresholdsMet", conds
+
+
+def test_thresholds_without_data_fail_at_the_timeout(world):
+    import time
+
+    kube, ctx, clock, job, nodes = world
+    clock.now = float(int(time.time()))  # condition times are stamped from the wall clock, in seconds
+    spec = kube.objects[(f"{API}/Job", "ns", job)]["spec"]
+    spec["thresholds"] = {"busBandwidthGBps": "value >= 1"}
+    spec["measurementTimeout"] = "2m"
+    ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    _set_batch_status(kube, ctx, job, "launcher", {"succeeded": 1, "conditions": [
+        {"type": "Complete", "status": "True", "lastTransitionTime": FAILED_AT}]})
+    from nvcre.controller.runtime.queue import Retry
+
+    with pytest.raises(Retry):
+        reconcile_job(ctx, "ns", job)
+    clock.now += 120
+    assert reconcile_job(ctx, "ns", job) is None
+    conds = _job(kube, job)["status"]["conditions"]
+    assert c.find(conds, c.VALIDATION_FAILED)["reason"] == "MeasurementTimeout", conds
+
+
+def test_creating_the_workload_sets_no_timer(world):
+    """The workloadRef write and the created objects' watch events bring the next pass: the
+    create pass asks for no fixed re-look (it was ``poll_seconds``, 10 s)."""
+    kube, ctx, clock, job, nodes = world
+    kube.objects[(f"{API}/Job", "ns", job)]["status"].pop("workloadRef")
+    assert reconcile_job(ctx, "ns", job) is None  # adopts the objects the fixture's pass made
+    st = _job(kube, job)["status"]
+    assert st["workloadRef"] and c.reason_of(st["conditions"], c.IN_PROGRESS) == "WorkloadAdopted"

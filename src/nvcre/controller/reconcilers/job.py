@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from nvcre.controller import clock
 from nvcre.controller.checkpoint import (
@@ -36,7 +37,7 @@ from nvcre.controller.decide.job_pass import JobPass, apply_pass, apply_verdict,
 from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import check_nodes
 from nvcre.controller.parallel_reads import read_all
-from nvcre.controller.runtime.queue import Retry
+from nvcre.controller.runtime.queue import RETRY_MAX_S, Retry
 from nvcre.controller.measurements import (
     Reading,
     complete_status,
@@ -205,7 +206,7 @@ def _create_workload(ctx: Context, job: dict, desired: list[dict]) -> float | No
         return True
 
     write_status(ctx, job, mutate)
-    return ctx.settings.poll_seconds
+    return None  # the workloadRef write and the created objects' watch events bring the next pass
 
 
 def _previous_attempt_going(ctx: Context, obj: dict, current: dict) -> float | None:
@@ -283,7 +284,7 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     facts = _facts(ctx, job, obs, grace, timeout)
     step = decide_job_step(facts)
     if step.try_restart and _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
-        return 2.0
+        return None  # its status write (workloadRef dropped) is a watch event: the next pass creates the workload
     p = _job_pass(obs, facts, step)
     got = _read_evidence(ctx, job, obs, step, p)
     if "failure_log" in got:
@@ -390,10 +391,12 @@ def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: 
     if written is not None:
         ctx.forget(meta.get("uid"), meta.get("namespace", ""), meta["name"])
     _finish_measurements(ctx, job, reading, p.terminal.phase)
-    if written is not None and not _awaiting_verdict(written):
+    if written is None:
+        return None  # gone
+    if not _awaiting_verdict(written):
         _cleanup(ctx, written, obs.desired)
         return None
-    return 5.0
+    _await_measurement(ctx, written)
 
 
 # ---------------------------------------------------------------- verdicts
@@ -424,13 +427,33 @@ def _awaiting_verdict(job: dict) -> bool:
     )
 
 
+def _measurement_deadline(ctx: Context, job: dict) -> float:
+    """When a Succeeded Job's thresholds stop waiting for data: ``measurementTimeout`` after
+    Succeeded turned true (as the reference times it)."""
+    timeout = parse_duration(dig(job, "spec", "measurementTimeout"), ctx.settings.measurement_timeout_seconds) or 0.0
+    conds = dig(job, "status", "conditions")
+    succeeded = c.find(conds, c.SUCCEEDED) if c.is_true(conds, c.SUCCEEDED) else None
+    started = parse_time(succeeded.get("lastTransitionTime")) if succeeded else None
+    return (started if started is not None else ctx.now()) + timeout
+
+
+def _await_measurement(ctx: Context, job: dict) -> NoReturn:
+    """The thresholds wait for a value the final read of the logs did not give (the kubelet
+    did not answer, the log was cut short): no watch reports a log becoming readable, so
+    ask again with the key's backoff (0.5 s, 1 s, 2 s ...), the last try at the deadline
+    when ``_verdict`` turns the wait into ``MeasurementTimeout``."""
+    left = max(0.0, _measurement_deadline(ctx, job) - ctx.now())
+    raise Retry(f"Job {job['metadata']['name']}: the threshold measurement is not readable yet "
+                f"({left:.0f}s left of measurementTimeout)", cap=min(RETRY_MAX_S, left))
+
+
 def _judge_late(ctx: Context, job: dict, desired: list[dict]) -> float | None:
-    """Succeeded but the measurement was not readable yet: try again until the timeout."""
+    """Succeeded but the measurement was not readable yet: read again until the timeout."""
     pods = job_pods(ctx, job["metadata"].get("namespace", ""), job["metadata"]["name"])
     reading = _final_reading(ctx, job, pods)
     decision = _verdict(ctx, job, reading, since=ctx.now())
     if decision is None:
-        return 5.0
+        _await_measurement(ctx, job)
     group = dig(job, "spec", "nodes") or L.group_nodes(job)
     # thresholds failed the Job: keep the nodes' own pod output before the cleanup (the whole
     # group was slow, so no node goes first; failed ranks still do, see ws.log_pods)
