@@ -134,7 +134,6 @@ class ControllerProcess:
             sys.executable, "-m", "nvcre.cli.main", "controller", "run",
             "--kubeconfig", self.kubeconfig,
             "--metrics-port", str(self.metrics_port),
-            "--poll-seconds", "1",
             "--resync-seconds", "3",
             "--waiting-for-nodes-seconds", "20",
             *self.args,

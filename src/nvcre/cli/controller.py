@@ -23,8 +23,7 @@ def run_controller(
     metrics_address: str = typer.Option(
         "127.0.0.1", "--metrics-address", help="Address the metrics server binds (0.0.0.0 in a pod, so its Service reaches it)."
     ),
-    resync_seconds: float = typer.Option(30.0, "--resync-seconds", help="Safety-net resync period."),
-    poll_seconds: float = typer.Option(10.0, "--poll-seconds", help="How often a running Job is looked at until the watches have synced (then events and its clocks decide)."),
+    resync_seconds: float = typer.Option(300.0, "--resync-seconds", help="Safety-net resync period: every unfinished object is looked at again (watch events and deadlines drive the work)."),
     waiting_for_nodes_seconds: float = typer.Option(300.0, "--waiting-for-nodes-seconds", help="How long a Certification waits for target nodes."),
     namespace_access_timeout: float = typer.Option(600.0, "--namespace-access-timeout", help="Seconds a Workflow waits for namespace permissions."),
     adapter: str = typer.Option("auto", "--adapter", help="Workload adapter: auto, native or trainjob."),
@@ -61,7 +60,6 @@ def run_controller(
     configure(log_level, log_format)
     settings = Settings(
         resync_seconds=resync_seconds,
-        poll_seconds=poll_seconds,
         waiting_for_nodes_seconds=waiting_for_nodes_seconds,
         namespace_access_timeout_seconds=namespace_access_timeout,
         adapter=adapter,

@@ -33,8 +33,7 @@ __all__ = ["BoundedMemo", "Context", "Memos", "Settings", "format_time", "parse_
 class Settings:
     """Intervals and bounds; tests shorten them, production keeps the defaults."""
 
-    resync_seconds: float = 30.0  # safety net only: watches drive reconciles
-    poll_seconds: float = 10.0  # while a workload runs (health checks, clocks)
+    resync_seconds: float = 300.0  # safety net only (a lost watch event): watches and deadlines drive reconciles
     waiting_for_nodes_seconds: float = 300.0
     namespace_access_timeout_seconds: float = 600.0
     measurement_timeout_seconds: float = 300.0

@@ -104,7 +104,7 @@ def step_diagnose(ctx: Context, wf: dict) -> float | None:
         fresh = ctx.kube.get(NVCRE_API_VERSION, "Workflow", wf["metadata"]["name"], wf["metadata"]["namespace"])
         fgroups = dig(fresh, "status", "orchestration", "groups") or []
         done = fgroups and all(g.get("phase") in (core.SUCCEEDED, core.FAILED) for g in fgroups)
-        return 0.0 if done else ctx.settings.resync_seconds
+        return 0.0 if done else None  # the Jobs' watch events wake their Workflow
 
     state = DiagnoseState.from_dict(orch["diagnose"])
     results: list[GroupResult] | None = None

@@ -55,8 +55,9 @@ LEDGER_GRACE_SECONDS = 60.0
 def wait_for(ctx: Context, wf: dict) -> float | None:
     """Seconds the Certification should wait for an ended Workflow's ledger write; None: go on.
 
-    Bounded: a Workflow that ended more than a minute ago without one (an old controller,
-    a broken ledger) does not hold its Certification."""
+    The write marks the Workflow's status, and that watch event wakes the Certification
+    (its owner), so the wait is only the bound: a Workflow that ended more than a minute
+    ago without one (an old controller, a broken ledger) does not hold its Certification."""
     from nvcre.controller.context import parse_time
 
     st = wf.get("status") or {}
@@ -64,9 +65,10 @@ def wait_for(ctx: Context, wf: dict) -> float | None:
         return None
     terminal = c.find(st.get("conditions"), c.phase_of(st.get("conditions")))
     ended = parse_time(st.get("completionTime")) or parse_time(dig(terminal, "lastTransitionTime"))
-    if ended is None or ctx.now() - ended > LEDGER_GRACE_SECONDS:  # no time to wait from: do not hold
+    left = ended + LEDGER_GRACE_SECONDS - ctx.now() if ended is not None else 0.0
+    if left <= 0:  # no time to wait from, or past the bound: do not hold
         return None
-    return 1.0
+    return left
 
 
 def _shape(nodes: int, gpus: int | None, scale: str | None) -> str:

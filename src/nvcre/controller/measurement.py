@@ -61,8 +61,8 @@ def _make(kind: str):
             return interval - age  # first provisional sample one interval in
         if c.is_terminal(jconds):
             ended = max((parse_time(x.get("lastTransitionTime")) or 0.0) for x in jconds if x.get("status") == "True")
-            if ctx.now() - ended < JOB_FREEZE_GRACE:
-                return JOB_FREEZE_GRACE  # the Job freezes its own measurement from its one final read
+            if ctx.now() - ended < JOB_FREEZE_GRACE:  # the Job freezes its own measurement from its one
+                return ended + JOB_FREEZE_GRACE - ctx.now()  # final read (an event); else read at the deadline
         reading = _read(ctx, kind, m, job_name)
         if c.is_terminal(jconds):
             ok = c.is_true(jconds, c.SUCCEEDED)

@@ -144,7 +144,7 @@ def _after_write(ctx: Context, written: dict | None, iteration: int, more: bool)
         return None
     if dig(orch, "isolation", "phase") == isolation.RUNNING:
         return 0.0  # create the isolation Workflow now
-    return 0.0 if more else ctx.settings.resync_seconds
+    return 0.0 if more else None  # the Jobs' watch events wake their Workflow
 
 
 def delete_iteration_jobs(ctx: Context, wf: dict, iteration: int) -> None:

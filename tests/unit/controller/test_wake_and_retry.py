@@ -377,3 +377,20 @@ def test_a_deleted_waiting_workflow_leaves_the_index(denied_world):
     kube.delete(API, "Workflow", wf, "ns")
     assert reconcile_workflow(ctx, "ns", wf) is None
     assert ctx.access_waiters(None) == []
+
+
+def test_a_measurement_of_an_ended_job_waits_only_what_is_left_of_the_freeze_grace():
+    """The Job freezes its own measurement (a write, so an event); the measurement's own final
+    read waits for the rest of the grace, not a whole grace again each pass."""
+    from nvcre.controller.measurement import JOB_FREEZE_GRACE, reconcile_bandwidth
+
+    kube = FakeKube([])
+    ended = CREATED + 100
+    clock = Clock(ended + 20)
+    ctx = Context(kube=kube, settings=Settings(), clock=clock)
+    kube.add({"apiVersion": API, "kind": "Job", "metadata": {"name": "j", "namespace": "ns"}, "spec": {},
+              "status": {"conditions": [{"type": "Succeeded", "status": "True",
+                                         "lastTransitionTime": "2026-11-30T00:01:40Z"}]}})
+    kube.add({"apiVersion": API, "kind": "BandwidthMeasurement", "metadata": {"name": "j-bandwidth", "namespace": "ns"},
+              "spec": {"jobRef": {"name": "j"}, "sampleInterval": "60s"}})
+    assert reconcile_bandwidth(ctx, "ns", "j-bandwidth") == pytest.approx(JOB_FREEZE_GRACE - 20)

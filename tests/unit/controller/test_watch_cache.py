@@ -212,3 +212,31 @@ def test_a_deleted_readiness_record_drops_its_series_without_a_restart(monkeypat
     controller.replace("NodeReadiness", [], spec.namespace)  # a relist after 410: n2 went while the watch was away
     assert "nvcre_node_readiness_status{" not in generate_latest(ctx.metrics.registry).decode()
     assert len(controller.queue) == 0
+
+
+def test_the_later_of_the_pod_and_node_first_lists_wakes_every_unfinished_job_once():
+    """Before the watches sync a running Job reads live and has no events to rely on; it does
+    not poll: when its Pods and the Nodes have both been listed, it is looked at once."""
+    ctx = Context(kube=object())
+    controller = Controller(ctx, {})
+    done = {"conditions": [{"type": "Succeeded", "status": "True"}]}
+    for name, ns, status in (("run-a", "a", {}), ("run-b", "b", {}), ("done-a", "a", done)):
+        ctx.cache.put({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                       "metadata": {"name": name, "namespace": ns}, "spec": {"nodes": ["n1"]}, "status": status})
+    controller.replace("Pod", [], "a")
+    assert len(controller.queue) == 0  # the Nodes are not listed yet
+    controller.replace("Node", [_node("n1", 1)])
+    assert _keys(controller.queue) == [("Job", "a", "run-a")]  # namespace b's pods are not listed yet
+    controller.replace("Pod", [], "b")
+    assert _keys(controller.queue) == [("Job", "b", "run-b")]
+    controller.replace("Pod", [], "b")  # a relist is not a first sync
+    controller.replace("Node", [_node("n1", 1)])
+    assert _keys(controller.queue) == []
+
+
+def _keys(queue) -> list:
+    keys = []
+    while (key := queue.get(timeout=0.01)) is not None:
+        keys.append(key)
+        queue.done(key)
+    return keys

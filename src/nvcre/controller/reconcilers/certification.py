@@ -115,7 +115,7 @@ def _start(ctx: Context, cert: dict) -> float | None:
     for event_type, reason, note in found.events:
         ctx.events.emit(cert, event_type, reason, note)
     write_status(ctx, cert, lambda o: D.seed_status(o, categories, resolved, workflow, found, now_text))
-    return ctx.settings.resync_seconds
+    return None  # the Workflow's watch events wake its owner
 
 
 def _ensure_workflow(ctx: Context, cert: dict, index: int, resolved, adapter: str, total_nodes: int | None = None) -> dict | None:
@@ -154,7 +154,7 @@ def _advance(ctx: Context, cert: dict) -> float | None:
     if step.action == D.MARK:
         return _mark_category(ctx, cert, step.index, step.status, workflow=workflow, message=step.message)
     write_status(ctx, cert, lambda o: D.apply_mirror(o, step.index, step.detail))
-    return ctx.settings.resync_seconds
+    return None  # the Workflow's watch events wake its owner
 
 
 def _start_category(ctx: Context, cert: dict, index: int) -> float | None:

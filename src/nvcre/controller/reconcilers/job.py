@@ -339,16 +339,14 @@ def _job_pass(obs: Observation, facts: JobFacts, step: JobStep) -> JobPass:
     return p
 
 
-def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, timeout: float | None) -> float:
-    """When this Job needs a look without any event: its next clock deadline.
+def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, timeout: float | None) -> float | None:
+    """When this Job needs a look without any event: its next clock deadline, or never.
 
     Pod, workload and Node changes arrive as watch events; only the clocks (the
     scheduling grace, timeoutPerJob, the stall check) need a timer. Before the watches
-    have synced there are no events to rely on: poll.
+    have synced their first list wakes every unfinished Job (``Controller.replace``).
     """
-    if not (ctx.cache.synced("Pod", job["metadata"].get("namespace")) and ctx.cache.synced("Node")):
-        return ctx.settings.poll_seconds
-    due = [ctx.settings.resync_seconds]
+    due = []
     status = job.get("status") or {}
     now = ctx.now()
     if obs.blocked and not clocks.blocked_message:
@@ -361,11 +359,11 @@ def _next_look(ctx: Context, job: dict, obs: Observation, clocks, grace: float, 
     gm = dig(job, "spec", "goodputMeasurement")
     if gm and dig(job, "spec", "stallMultiplier"):
         due.append(parse_duration(gm.get("sampleInterval"), 60.0) or 60.0)
-    return max(0.5, min(due))
+    return max(0.5, min(due)) if due else None
 
 
 def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: Reading | None, wait: float | None,
-                next_look: float) -> float | None:
+                next_look: float | None) -> float | None:
     meta = job["metadata"]
     sick: set[str] = set()
 
@@ -387,7 +385,7 @@ def _write_pass(ctx: Context, job: dict, obs: Observation, p: JobPass, reading: 
         for node in sorted(sick):
             ctx.metrics.hardware_failures.labels(namespace=meta.get("namespace", ""), job=meta["name"], workflow=wf, node=node).inc()
     if p.terminal is None:  # the last pods' ends arrive as events; ``wait`` is only their deadline
-        return min(wait, next_look) if wait is not None else next_look
+        return min(x for x in (wait, next_look) if x is not None) if wait is not None or next_look is not None else None
     if written is not None:
         ctx.forget(meta.get("uid"), meta.get("namespace", ""), meta["name"])
     _finish_measurements(ctx, job, reading, p.terminal.phase)

@@ -162,11 +162,11 @@ def _step_isolation(ctx: Context, wf: dict) -> float | None:
                        f"{count(len(iso.get('groups') or []), 'group')} that missed a bandwidth threshold")
             ctx.events.emit(wf, "Normal", WorkflowReason.ISOLATING_FAULTS, started)
             _emit_on_owner(ctx, wf, "Normal", "IsolationStarted", started)
-            return ctx.settings.resync_seconds
+            return None  # the child's watch events wake this Workflow
     if child is not None and not L.controlled_by(child, wf):
         child, note = None, f"Workflow {iso['workflow']} exists and is not controlled by Workflow {meta['name']}"
     if child is not None and not c.is_terminal(dig(child, "status", "conditions")):
-        return ctx.settings.resync_seconds  # the child's watch events wake this Workflow
+        return None  # the child's watch events wake this Workflow
     now_text = ctx.now_text()
     ended: list[IsolationEnd] = []
 

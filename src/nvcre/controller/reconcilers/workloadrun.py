@@ -81,7 +81,7 @@ def _create(ctx: Context, run: dict) -> float | None:
         return True
 
     write_status(ctx, run, mutate)
-    return ctx.settings.resync_seconds
+    return None  # the Workflow's watch events wake its owner
 
 
 def _mirror(ctx: Context, run: dict) -> float | None:
@@ -116,7 +116,5 @@ def _mirror(ctx: Context, run: dict) -> float | None:
             c.set_status_phase(ost, c.SUCCEEDED, R.WORKFLOW_SUCCEEDED, "Workflow completed successfully", generation=gen)
         return ost != before
 
-    written = write_status(ctx, run, mutate)
-    if written is not None and c.is_terminal(dig(written, "status", "conditions")):
-        return None
-    return ctx.settings.resync_seconds
+    write_status(ctx, run, mutate)
+    return None  # terminal, or the Workflow's next watch event wakes its owner

@@ -119,7 +119,10 @@ class Controller:
         if kind_key == BINDINGS.key:  # a list is not a change: forget the answers, wake the waiting once
             self.observe_bindings(namespace, changed=False)
             return
+        first = kind_key in ("Node", "Pod") and not self.ctx.cache.synced(kind_key, namespace)
         gone = self.ctx.cache.replace(kind_key, objects, namespace)
+        if first:  # the Jobs' reads now come from the cache: look at each once (see wake_unfinished_jobs)
+            self.wake_unfinished_jobs(None if kind_key == "Node" else namespace)
         if kind_key == "Node":  # one wake of the waiting objects for the whole list, not one per node
             if any([self.observe_node(obj, wake=False) for obj in objects + gone]):
                 self.wake_waiting()
@@ -185,6 +188,20 @@ class Controller:
         self.ctx.access.changed(namespace, settle=changed)
         for key in self.ctx.access_waiters(namespace):
             self.queue.add(key)
+
+    def wake_unfinished_jobs(self, namespace: str | None) -> None:
+        """Queue every unfinished Job (of ``namespace``; None: all) whose Pods and Nodes have both
+        synced, once, when the later of the two first lists arrives: a pass before read them
+        live, and a change between that read and the list sent no event. This replaces each
+        running Job polling until the watches synced."""
+        if not self.ctx.cache.synced("Node"):
+            return
+        for job in self.ctx.cache.of_kind("Job"):
+            meta = job["metadata"]
+            ns = meta.get("namespace") or ""
+            if ((namespace is None or ns == namespace) and self.ctx.cache.synced("Pod", ns)
+                    and not c.is_terminal(dig(job, "status", "conditions"))):
+                self.queue.add(("Job", ns, meta["name"]))
 
     def wake_waiting(self) -> None:
         """Queue the Certifications and WorkloadRuns waiting for target nodes (a bounded index,
