@@ -25,7 +25,7 @@ from nvcre.discovery.racks import RACK_LABELS
 
 HOSTNAME_KEY = "kubernetes.io/hostname"
 EXPLICIT_LIMIT = 64  # groups up to this size always list their hostnames (readable, immune to joining nodes)
-COMPACT_CAP = 256  # a compact form with more values than this is not used: the exact hostname list is
+COMPACT_CAP = 8 * 1024  # bytes of values; a compact form over it is not used: the exact hostname list is
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,13 @@ class Placement:
 
     @property
     def values(self) -> int:
-        """The size that matters: how many label values the expression carries."""
+        """How many label values the expression carries."""
         return sum(len(r.values) for term in self.terms for r in term)
+
+    @property
+    def size(self) -> int:
+        """The size that matters, in bytes: each value as JSON (quotes and a comma)."""
+        return sum(len(v) + 3 for term in self.terms for r in term for v in r.values)
 
 
 def labels_by_name(nodes: Sequence[Mapping]) -> dict[str, Mapping[str, str]]:
@@ -95,9 +100,9 @@ def placement(group: Sequence[str], nodes: Mapping[str, Mapping[str, str]] | Non
     Nodes that exist now; None or empty when unknown, e.g. an offline render).
 
     Exact: together with ``base``, it selects exactly the group's nodes among ``nodes``
-    (group nodes not among them stay listed by hostname). Bounded: never more values
+    (group nodes not among them stay listed by hostname). Bounded: never larger (``size``)
     than the hostname list, nor than any candidate form; a compact form is only used when
-    it carries at most ``cap`` values. Hostname labels are the node names, as kubelet
+    its ``size`` is at most ``cap`` bytes. Hostname labels are the node names, as kubelet
     sets them."""
     members = list(dict.fromkeys(group))
     best = hostnames(members)
@@ -107,9 +112,13 @@ def placement(group: Sequence[str], nodes: Mapping[str, Mapping[str, str]] | Non
                 if all(requirement_matches(_with_hostname(name, labels), r) for r in base)}
     wanted = set(members)
     for candidate in [_complement(members, universe)] + [_domains(members, wanted, universe, k) for k in topology_keys]:
-        if candidate is not None and candidate.values <= cap and candidate.values < best.values:
+        if candidate is not None and candidate.size <= cap and candidate.size < best.size:
             best = candidate
     return best
+
+
+def _bytes(values: Sequence[str]) -> int:
+    return sum(len(v) + 3 for v in values)
 
 
 def _with_hostname(name: str, labels: Mapping[str, str]) -> Mapping[str, str]:
@@ -127,8 +136,8 @@ def _complement(members: list[str], universe: Mapping[str, Mapping[str, str]]) -
 
 def _domains(members: list[str], wanted: set[str], universe: Mapping[str, Mapping[str, str]],
              key: str) -> Placement | None:
-    """Whole domains of ``key`` where naming the domain and its exceptions is shorter than
-    naming its members; members elsewhere (or unknown, or unlabelled) by hostname."""
+    """Whole domains of ``key`` where naming the domain and its exceptions is shorter (in
+    bytes) than naming its members; members elsewhere (or unknown, or unlabelled) by hostname."""
     by_domain: dict[str, list[str]] = {}
     for name, labels in universe.items():
         if key in labels:
@@ -141,7 +150,7 @@ def _domains(members: list[str], wanted: set[str], universe: Mapping[str, Mappin
     for domain in sorted(by_domain):
         inside = [n for n in by_domain[domain] if n in wanted]
         outside = [n for n in by_domain[domain] if n not in wanted]
-        if inside and 1 + len(outside) < len(inside):
+        if inside and _bytes([domain, *outside]) < _bytes(inside):
             taken.append(domain)
             exceptions += outside
             covered.update(inside)
