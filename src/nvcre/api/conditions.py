@@ -126,6 +126,7 @@ class JobReasons:
     WORKLOAD_FAILED = "WorkloadFailed"  # Failed: workload failed or was deleted
     WORKLOAD_STALLED = "WorkloadStalled"  # Failed: no training step within the budget
     WORKLOAD_STARTUP_STALLED = "WorkloadStartupStalled"  # Failed: a container never started (image pull, mounts)
+    WORKLOAD_PLACED_OFF_GROUP = "WorkloadPlacedOffGroup"  # Failed: a rank landed outside the pinned group; nobody blamed
     WORKLOAD_CREATION_ERROR = "WorkloadCreationError"  # Failed: the workload could not be built
     JOB_TIMED_OUT = "JobTimedOut"  # Failed: exceeded timeoutPerJob (written by the Workflow)
     HARDWARE_FAILURE_DETECTED = "HardwareFailureDetected"  # HardwareFailed=True
@@ -147,7 +148,7 @@ class JobReasons:
     )
     SUCCEEDED = (WORKLOAD_COMPLETED,)
     FAILED = (WORKLOAD_FAILED, WORKLOAD_STALLED, WORKLOAD_STARTUP_STALLED, WORKLOAD_CREATION_ERROR, JOB_TIMED_OUT,
-              WORKLOAD_SCHEDULING_BLOCKED)
+              WORKLOAD_SCHEDULING_BLOCKED, WORKLOAD_PLACED_OFF_GROUP)
     HARDWARE_FAILED = (HARDWARE_FAILURE_DETECTED,)
     VALIDATION_FAILED = (THRESHOLD_VIOLATED, INVALID_THRESHOLD_EXPRESSION, UNKNOWN_THRESHOLD_KEY, MEASUREMENT_TIMEOUT)
     VALIDATION_PASSED = (THRESHOLDS_MET,)

@@ -7,7 +7,10 @@ Kept apart from the Job reconciler so it stays one call there:
   the kubelet's reason, instead of waiting for ``timeoutPerJob`` (hours for dcgm);
   images that can never be pulled (``InvalidImageName``, ``ErrImageNeverPull``) fail at once;
 - a **vanished node**: a node of the group (or one the pods ran on) whose Node object is
-  gone mid-run: named as such, not as a generic workload failure.
+  gone mid-run: named as such, not as a generic workload failure;
+- a rank **placed off the group**: a Pinned group's pod bound to a node outside it
+  (possible only for a large group placed by its exceptions, when a Node joined after
+  the render): ``WorkloadPlacedOffGroup``, naming no node.
 """
 
 from __future__ import annotations
@@ -74,3 +77,17 @@ def vanished_nodes(expected: Iterable[str], present: Iterable[dict]) -> list[str
 def vanished_message(nodes: list[str]) -> str:
     return (f"node(s) {', '.join(nodes)} vanished from the cluster while the workload ran "
             "(the Node object was deleted); their pods cannot finish")
+
+
+def off_group(group: Iterable[str], ran: Iterable[str]) -> list[str]:
+    """Nodes a Pinned group's ranks were bound to outside the group (sorted). A large group
+    is placed by its exceptions (``workloads.placement``), so a Node that joined after the
+    render with matching labels can take a rank; nothing for an Unpinned (empty) group."""
+    members = set(group)
+    return sorted(set(ran) - members) if members else []
+
+
+def off_group_message(nodes: list[str]) -> str:
+    shown = ", ".join(nodes[:8]) + (f" and {len(nodes) - 8} more" if len(nodes) > 8 else "")
+    return (f"rank pod(s) were placed on node(s) {shown} outside the pinned group (joined after the workload "
+            "was rendered?); its result would not be about the group's nodes, so none is recorded")

@@ -10,6 +10,7 @@ from nvcre.controller import naming
 from nvcre.controller.compose import INCLUDE_CORDONED, PlanError, adapter_of, resolve_for_workflow
 from nvcre.controller.conditions import WorkflowReason
 from nvcre.controller.context import Context
+from nvcre.controller.gather import all_gpu_nodes
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 
@@ -37,21 +38,33 @@ def resolved_for(ctx: Context, wf: dict):
     return resolved
 
 
-def _render(wf: dict, resolved, group: dict, job_name: str) -> list[dict]:
+def _fleet(ctx: Context, members: list[str]):
+    """The Nodes that exist now (name -> labels) for a group large enough to be placed by
+    its exceptions (``workloads.placement``); None for a small one: it lists its hostnames."""
+    from nvcre.workloads.placement import EXPLICIT_LIMIT, labels_by_name
+
+    if len(members) <= EXPLICIT_LIMIT:
+        return None
+    return labels_by_name(all_gpu_nodes(ctx))
+
+
+def _render(ctx: Context, wf: dict, resolved, group: dict, job_name: str) -> list[dict]:
     from nvcre.workloads.render import render_workload
 
     orch_spec = dig(wf, "spec", "orchestration") or {}
+    members = list(group.get("nodes") or [])
     try:
         return render_workload(
             resolved,
             name=naming.workload_name(job_name),
             namespace=wf["metadata"]["namespace"],
-            nodes=list(group.get("nodes") or []),  # empty for Unpinned: the scheduler places the pods
+            nodes=members,  # empty for Unpinned: the scheduler places the pods
             adapter=adapter_of(wf),
             target=orch_spec.get("target"),
             job=job_name,
             group=group["name"],
             pairwise=group.get("check") == "pairwise",  # diagnose's per-pair bandwidth check
+            fleet=_fleet(ctx, members),
         )
     except Exception as err:
         raise PlanError(WorkflowReason.PARTITION_ERROR, f"cannot render the workload for {group['name']}: {getattr(err, 'message', err)}") from err
@@ -102,6 +115,6 @@ def _job_metadata(wf: dict, group: dict, job_name: str, iteration: int) -> dict:
 def job_for_group(ctx: Context, wf: dict, group: dict, job_name: str, iteration: int) -> dict:
     """The nvcre Job for one group: the template, the thresholds, and the workload rendered for the group."""
     resolved = resolved_for(ctx, wf)
-    objects = _render(wf, resolved, group, job_name)
+    objects = _render(ctx, wf, resolved, group, job_name)
     return {"apiVersion": NVCRE_API_VERSION, "kind": "Job", "metadata": _job_metadata(wf, group, job_name, iteration),
             "spec": _job_spec(wf, resolved, group, objects)}

@@ -16,6 +16,7 @@ from nvcre.api.common import parse_duration
 from nvcre.catalog.model import ResolvedCategory, WorkloadSpec
 from nvcre.discovery.nodes import target_dict, tolerations_for
 from nvcre.errors import UserError
+from nvcre.workloads.placement import HOSTNAME_KEY, placement
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "nvcre"}
 LABEL_WORKLOAD = "nvcre.nvidia.com/workload"
@@ -27,7 +28,7 @@ ANNOTATION_OVERRIDES = "nvcre.nvidia.com/applied-overrides"
 ANNOTATION_PLATFORM = "nvcre.nvidia.com/detected-platform"
 ANNOTATION_ARCH = "nvcre.nvidia.com/detected-gpu-architecture"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
-HOSTNAME_KEY = "kubernetes.io/hostname"
+GROUP_NODES_ANNOTATION_LIMIT = 64  # the annotation repeats the nvcre Job's spec.nodes: small groups only
 MAX_BASE_NAME = 44  # the controller's workload-name limit; leaves room for "-worker-<index>" and "-compute-domain" within 63
 RANK_CONTAINER = "node"  # Kubeflow Trainer finds the trainer container by this name
 LAUNCHER_RESOURCES = {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "2", "memory": "1Gi"}}
@@ -57,13 +58,17 @@ class RenderContext:
     size: int = 0
     pairwise: bool = False  # the launcher runs the per-pair bandwidth check (workloads.pairwise)
     claim_templates: dict[str, str] = field(default_factory=dict)  # claim name -> template name
+    # name -> labels of the Nodes that exist now (the controller's cache); None offline.
+    # Lets a large Pinned group be placed by its exceptions (workloads.placement).
+    fleet: Mapping[str, Mapping[str, str]] | None = None
 
     @classmethod
     def build(cls, r: ResolvedCategory, *, name: str, namespace: str, nodes: list[str], owner: Any, target: Any,
-              job: str | None, group: str | None, adapter: str, pairwise: bool = False) -> "RenderContext":
+              job: str | None, group: str | None, adapter: str, pairwise: bool = False,
+              fleet: Mapping[str, Mapping[str, str]] | None = None) -> "RenderContext":
         base = short_name(name)
         ctx = cls(r=r, name=base, namespace=namespace, nodes=list(nodes), owner=owner, target=target_dict(target),
-                  job=job or base, group=group, adapter=adapter, pairwise=pairwise)
+                  job=job or base, group=group, adapter=adapter, pairwise=pairwise, fleet=fleet)
         if r.placement == "Unpinned":
             ctx.size = r.nodes_per_job or len(nodes)
             if ctx.size < 1:
@@ -98,13 +103,14 @@ class RenderContext:
         return meta
 
     def workload_annotations(self) -> dict[str, str]:
-        """What rendered the submitted object: overrides, platform, architecture, nodes."""
+        """What rendered the submitted object: overrides, platform, architecture, and the
+        group's nodes while the list is short (the nvcre Job's spec.nodes always has it)."""
         notes = {
             ANNOTATION_PLATFORM: self.r.platform,
             ANNOTATION_ARCH: self.r.gpu_arch,
             ANNOTATION_OVERRIDES: ",".join(self.r.applied_overrides) or "none",
         }
-        if self.r.placement != "Unpinned":
+        if self.r.placement != "Unpinned" and len(self.nodes) <= GROUP_NODES_ANNOTATION_LIMIT:
             notes[ANNOTATION_GROUP_NODES] = ",".join(self.nodes)
         return notes
 
@@ -128,24 +134,28 @@ class RenderContext:
 
     # -- placement -----------------------------------------------------------
     def affinity(self) -> dict[str, Any] | None:
-        """Required node affinity, one term (requirements AND): the group's hostnames when
-        Pinned, plus the target's nodeSelector and matchExpressions."""
-        reqs: list[dict[str, Any]] = []
-        if self.r.placement != "Unpinned":
-            reqs.append({"key": HOSTNAME_KEY, "operator": "In", "values": list(self.nodes)})
-        elif self.target.get("nodeNames"):
-            reqs.append({"key": HOSTNAME_KEY, "operator": "In", "values": sorted(self.target["nodeNames"])})
+        """Required node affinity: the target's nodeSelector and matchExpressions ANDed into
+        every term; when Pinned, the group's nodes (``workloads.placement``: the hostnames,
+        or for a large group with known Nodes its shortest exact form, one term per part)."""
+        base: list[dict[str, Any]] = []
         for key in sorted(self.target.get("nodeSelector") or {}):
-            reqs.append({"key": key, "operator": "In", "values": [self.target["nodeSelector"][key]]})
+            base.append({"key": key, "operator": "In", "values": [self.target["nodeSelector"][key]]})
         for expr in self.target.get("matchExpressions") or []:
             item = {"key": expr["key"], "operator": expr["operator"]}
             if expr.get("values"):
                 item["values"] = list(expr["values"])
-            reqs.append(item)
-        if not reqs:
+            base.append(item)
+        if self.r.placement != "Unpinned":
+            placed = placement(self.nodes, self.fleet, base=base)
+            terms = [[req.to_dict() for req in term] + base for term in placed.terms]
+        elif self.target.get("nodeNames"):
+            terms = [[{"key": HOSTNAME_KEY, "operator": "In", "values": sorted(self.target["nodeNames"])}] + base]
+        else:
+            terms = [base] if base else []
+        if not terms:
             return None
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": reqs}]}}}
+            "nodeSelectorTerms": [{"matchExpressions": term} for term in terms]}}}
 
     def tolerations(self) -> list[dict[str, Any]]:
         """Taint selectors give exact tolerations; otherwise a Pinned MPI or per-node workload

@@ -34,6 +34,7 @@ def render_workload(
     job: str | None = None,
     group: str | None = None,
     pairwise: bool = False,
+    fleet: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """The Kubernetes objects (plain dicts, create order) that run ``resolved`` on ``nodes``.
 
@@ -45,6 +46,9 @@ def render_workload(
     can find the pods. ``owner`` is an ownerReference dict set on every object.
     ``pairwise``: the launcher measures every pair of the nodes instead of the group at once
     (``nvcre.workloads.pairwise``; only where ``pairwise.available``).
+    ``fleet``: name -> labels of the Nodes that exist now (``placement.labels_by_name``);
+    with it a large Pinned group is placed by its exceptions instead of every hostname
+    (``nvcre.workloads.placement``). Without it (offline) the hostnames are listed.
     """
     if adapter not in ADAPTERS:
         raise UserError(f"--adapter: unknown adapter {adapter!r}; valid: {', '.join(ADAPTERS)}")
@@ -55,7 +59,7 @@ def render_workload(
                         f"{resolved.key} with the {adapter} adapter is not one")
     ctx = RenderContext.build(
         resolved, name=name, namespace=namespace, nodes=list(nodes), owner=owner, target=target,
-        job=job, group=group, adapter=adapter, pairwise=pairwise,
+        job=job, group=group, adapter=adapter, pairwise=pairwise, fleet=fleet,
     )
     from nvcre.workloads.registry import rewrite_images
 

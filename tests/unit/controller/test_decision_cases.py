@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nvcre.controller import clock, isolation
+from nvcre.controller import clock, faults, isolation
 from nvcre.controller import conditions as c
 from nvcre.controller import workflow_core as core
 from nvcre.controller import workload_state as ws
@@ -56,7 +56,8 @@ def _job_step(data: dict) -> dict:
     gone = data.get("gone") or []
     due = stall_check_due(phase, blocked, gone, clocks)
     facts = JobFacts(phase, objects, pods, data.get("label", "workload"), blocked, gone, clocks, now,
-                     data.get("startup_grace_seconds", 300), data.get("stalled") if due else None)
+                     data.get("startup_grace_seconds", 300), data.get("stalled") if due else None,
+                     off_group=tuple(faults.off_group(data.get("group") or [], ws.pod_nodes(pods))))
     step = decide_job_step(facts)
     t = step.terminal
     return {"workload_phase": phase.phase, "blocked_message": clocks.blocked_message, "stall_check_due": due,

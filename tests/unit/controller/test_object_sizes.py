@@ -6,6 +6,10 @@ cache is synced: the workload is created, all 4096 worker pods run, and the run 
 succeeds or fails on every node. The largest object written in either case (the
 Certification, the Workflow, the Job with its status, the rendered batch Jobs, the
 hostfile, the workload and node-result ConfigMaps) is checked against 1 MiB.
+
+Objects that carry pods (the rendered batch Jobs and TrainJobs, and so every pod) are
+held to a much smaller bound, because every pod is stored once per node: a Pinned group
+is placed by its exceptions (``nvcre.workloads.placement``), not by every hostname.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import pytest
 
 from nvcre.api.certification import CertificationStatus
+from nvcre.catalog.resolve import resolve_category
 from nvcre.api.job import JobStatus
 from nvcre.api.workflow import WorkflowStatus
 from nvcre.controller import conditions as c
@@ -24,6 +29,8 @@ from nvcre.controller.context import Context, Settings, format_time
 from nvcre.controller.reconcilers.job import reconcile_job
 from nvcre.controller.reconcilers.workflow import reconcile_workflow
 from nvcre.sim.fleet import FleetSpec, build_fleet
+from nvcre.workloads.placement import labels_by_name
+from nvcre.workloads.render import render_workload
 
 from fake_kube import FakeKube
 
@@ -32,6 +39,8 @@ MiB = 1024 * 1024
 NODES = 4096
 PREFIX = "dgx-gb200-nvl72-su01-rack-a01-compute-node-x"  # 49-character names, like real fleets'
 NOW = 1_800_000_000.0
+POD_CARRIER_BOUND = 16 * 1024  # a rendered object with a pod template (each pod is about this size)
+RACK_KEY = "topology.kubernetes.io/rack"
 
 
 class SizedKube(FakeKube):
@@ -110,6 +119,8 @@ def test_every_object_written_stays_under_one_mib_at_4096_nodes(healthy):
     kube, wf = _run(healthy)
     largest = max(kube.written.items(), key=lambda kv: kv[1])
     assert largest[1] < MiB, sorted(kube.written.items(), key=lambda kv: -kv[1])[:5]
+    batch = {k: size for k, size in kube.written.items() if k.startswith("Job/") and "-workload" in k}
+    assert batch and max(batch.values()) < POD_CARRIER_BOUND, batch  # the controller placed the group compactly
     models = {"Job": JobStatus, "Workflow": WorkflowStatus, "Certification": CertificationStatus}
     for obj in kube.objects.values():
         assert len(json.dumps(obj)) < MiB, obj["metadata"]["name"]
@@ -132,3 +143,38 @@ def test_every_object_written_stays_under_one_mib_at_4096_nodes(healthy):
     job = next(o for o in kube.objects.values() if o.get("kind") == "Job" and o.get("apiVersion") == API)
     assert "objectsRef" in job["spec"]["workload"]["native"] and "objects" not in job["spec"]["workload"]["native"]
 
+
+
+def _fleet():
+    fleet = build_fleet(FleetSpec(nodes=NODES, racks=NODES // 16, platform="onprem", gpu="gb200", name_prefix=PREFIX))
+    return fleet.nodes, labels_by_name(fleet.nodes)
+
+
+def _groups(nodes) -> dict[str, list[str]]:
+    names = [n["metadata"]["name"] for n in nodes]
+    rack = {n["metadata"]["name"]: n["metadata"]["labels"][RACK_KEY] for n in nodes}
+    racks = sorted(set(rack.values()))
+    half = set(racks[: len(racks) // 2])
+    return {
+        "full-scale": [n for i, n in enumerate(names) if i % 997 != 5],  # a few nodes left out (cordoned, sick)
+        "half-the-racks": [n for i, n in enumerate(names) if rack[n] in half and i % 331 != 7],
+        "one-rack": [n for n in names if rack[n] == racks[3]],
+    }
+
+
+@pytest.mark.parametrize("adapter", ["native", "trainjob"])
+@pytest.mark.parametrize("category", ["communication/nccl-all-reduce", "training/nemotron5-8b"])
+def test_rendered_pod_carriers_stay_small_at_4096_nodes(adapter, category):
+    """Every object holding a pod template (batch Job, TrainJob, TrainingRuntime) is under 16 KiB at 4096
+    nodes with 49-character names, for the full fleet and for rack groups, with the Nodes
+    known (as the controller renders); the hostname list alone was ~200 KiB a pod."""
+    nodes, fleet = _fleet()
+    domain, variant = category.split("/")
+    resolved = resolve_category({"domain": domain, "variant": variant}, None, platform="onprem", gpu_arch="gb200")
+    for shape, group in _groups(nodes).items():
+        objects = render_workload(resolved, name="w", namespace="ns", nodes=group, adapter=adapter, fleet=fleet)
+        carriers = [o for o in objects if o["kind"] in ("Job", "TrainJob", "TrainingRuntime")]
+        assert carriers, (shape, [o["kind"] for o in objects])
+        for obj in carriers:
+            size = len(json.dumps(obj))
+            assert size < POD_CARRIER_BOUND, (shape, obj["kind"], obj["metadata"]["name"], size)

@@ -179,3 +179,20 @@ def test_workloadrun_value_from_reaches_container_and_mpi_by_name():
     assert {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "t"}}} in launcher["env"]
     args = launcher["args"]
     assert args[args.index("TOKEN") - 1] == "-x" and "A=1" in args and "TOKEN=" not in " ".join(args)
+
+
+@pytest.mark.parametrize("adapter", ["native", "trainjob"])
+def test_a_large_group_is_pinned_by_its_exceptions_when_the_nodes_are_known(adapter):
+    """With the Nodes known (as the controller renders) a group over 64 nodes names only the
+    node it leaves out, and drops the group-nodes annotation; offline it lists them all."""
+    names = [f"n{i:03d}" for i in range(80)]
+    fleet = {n: {"kubernetes.io/hostname": n, "rack": "r0"} for n in names}
+    r = _r("communication/nccl-all-reduce")
+    for nodes, known, want in [(names[:64], fleet, "In"), (names[1:], fleet, "NotIn"), (names[1:], None, "In")]:
+        objs = render_workload(r, name="w", namespace="ns", nodes=nodes, adapter=adapter, fleet=known)
+        pod = _pod_templates(objs)[0]["spec"]
+        terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert [t["matchExpressions"][0]["operator"] for t in terms] == [want]
+        assert terms[0]["matchExpressions"][0]["values"] == (["n000"] if want == "NotIn" else nodes)
+        annotated = [o for o in objs if "nvcre.nvidia.com/group-nodes" in (o["metadata"].get("annotations") or {})]
+        assert bool(annotated) == (len(nodes) <= 64)

@@ -7,7 +7,8 @@ a checkpoint restart where the step allows one, and writes the status with
 ``job_pass.apply_pass``. Nothing here reads the API server or the clock.
 
 The order of the rules is the order of precedence: a node that vanished names only
-itself; a workload that ended (or was deleted, or ran out of time) is judged by
+itself; a rank placed outside its pinned group fails the Job naming nobody (its result
+would not be about the group); a workload that ended (or was deleted, or ran out of time) is judged by
 ``job_end``; a stalled run, then one that never started, fail; anything else is in
 progress.
 """
@@ -41,6 +42,7 @@ class JobFacts:
     now: float
     startup_grace_seconds: float
     stalled: str | None = None  # the stall reading, gathered only where ``stall_check_due`` says
+    off_group: tuple[str, ...] = ()  # nodes the ranks of a Pinned group were bound to outside it
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,10 @@ def decide_job_step(f: JobFacts) -> JobStep:
         return JobStep(TERMINAL, Terminal(c.FAILED, JobReason.WORKLOAD_FAILED,
                                           f"Workload {f.label} failed: {faults.vanished_message(f.gone)}"),
                        failure_log="" if phase == ws.FAILED else None, blame=tuple(f.gone))
+    if f.off_group and phase != ws.ABSENT:
+        return JobStep(TERMINAL, Terminal(c.FAILED, JobReason.WORKLOAD_PLACED_OFF_GROUP,
+                                          f"Workload {f.label}: {faults.off_group_message(list(f.off_group))}",
+                                          blame_group=False))
     if phase in (ws.FAILED, ws.SUCCEEDED, ws.ABSENT) or f.clocks.timed_out:
         return _ended(f)
     if stall_check_due(f.phase, f.blocked, f.gone, f.clocks) and f.stalled:

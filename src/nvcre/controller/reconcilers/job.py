@@ -272,7 +272,7 @@ def _facts(ctx: Context, job: dict, obs: Observation, grace: float, timeout: flo
                            unschedulable=obs.blocked, grace_seconds=grace, timeout_seconds=timeout)
     stalled = _stalled(ctx, job, obs.pods) if stall_check_due(obs.phase, obs.blocked, obs.gone, clocks) else None
     return JobFacts(obs.phase, obs.objects, obs.pods, obs.label, obs.blocked, obs.gone, clocks, now,
-                    ctx.settings.startup_stall_grace_seconds, stalled)
+                    ctx.settings.startup_stall_grace_seconds, stalled, off_group=tuple(faults.off_group(obs.group, obs.ran)))
 
 
 def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
