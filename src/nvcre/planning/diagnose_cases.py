@@ -29,6 +29,7 @@ MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes o
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
 PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
+CRASH_JOB_MIN = 4  # nodes in the per-pair Job of crashed screens: each measured with 3 others or more
 RIDER_TRIES = 2  # runs of the cross check's per-pair Job carrying crashed screens before they are settled alone
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
@@ -581,6 +582,19 @@ class CasePlanner:
             self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal,
                           crashed=crashed, width=len(case["groups"]))
             return False
+        pol = self.s.policy
+        crashed = [(g, tid) for g, tid in failing if tid not in marginal and not self.slow(tid)
+                   and "timeout" not in self.s.tests[tid][5]]
+        if crashed and multi and pol.link_check == "pairwise" and not pol.cross_check_after_faults:
+            # Crashes beside a measured fault: a flip reads as a crash, and so do a dead and an
+            # intermittent node. One per-pair Job over all of them (with proven-good partners up to
+            # CRASH_JOB_MIN nodes) measures each against the others in one round: 2 node-rounds per
+            # crashed pair instead of a re-run and a third run (4); a dead node fails every transfer,
+            # an intermittent one a share, a healthy one none (docs/design/050)
+            self.new_case("pairwise", "run", members=sorted(i for g, _t in crashed for i in g),
+                          origin=[t for _g, t in crashed], screens=[t for _g, t in crashed],
+                          width=len(case["groups"]))
+            failing = [f for f in failing if f not in crashed]
         # Among many parallel screen pairs two flips on one pair happen: a failing pair
         # is run once more on its own before partner tests can convict on one failure.
         recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
@@ -1420,6 +1434,15 @@ class CasePlanner:
     def _plan_pairwise(self, case: dict) -> list:
         if case.get("widen"):
             self._widen(case)
+        if case.get("screens") and len(case["members"]) < CRASH_JOB_MIN:
+            # too few crashed nodes to measure each against several others: proven-good partners
+            have = list(case["members"])
+            while len(case["members"]) < CRASH_JOB_MIN:
+                h = self.helper(have[len(case["members"]) % len(have)], case["members"])
+                if h is None:
+                    break
+                self.claimed.add(h)
+                case["members"] = sorted(case["members"] + [h])
         return [("all", case["members"], "pairwise")]
 
     def _widen(self, case: dict) -> None:
@@ -1448,6 +1471,8 @@ class CasePlanner:
         origin = case["origin"] + [tid]
         data = s.pairs.get(str(tid))
         members = case["members"]
+        if case.get("screens") and (data is None or (not data["slow"] and not data.get("failed"))):
+            return self._done_crash_job(case, tid, data)
         if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < PAIRWISE_TRIES - 1:
             # the job died (a flip reads as a crash): again before the search, which costs many n
             case["retried"] = int(case.get("retried", 0)) + 1
@@ -1476,9 +1501,9 @@ class CasePlanner:
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, crashes=0,
                               origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=[])
                 continue
-            self.convict_node(x, origin)
+            self.convict_node(x, [t for t in origin if x in s.tests[t][1]])
         for x, fails, tests in data.get("intermittent", []):
-            self.mark_intermittent(x, fails, tests, origin)
+            self.mark_intermittent(x, fails, tests, [t for t in origin if x in s.tests[t][1]])
         for d in data["racks"]:
             peer = next((e for e in sorted({s.dom[i] for i in members}) if e != d), -1)
             self.convict_rack(d, peer, origin)
@@ -1499,6 +1524,24 @@ class CasePlanner:
             s.status[x] = "s"
             self.new_case("node", "confirm", member=x, fails=fails, crashes=fails, passes=0,
                           origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=list(mates))
+        return False
+
+    def _done_crash_job(self, case: dict, tid: int, data: dict | None) -> bool:
+        """The per-pair Job of crashed screens (``_done_screen``) when it read nothing against
+        anyone: every pair above the bar clears them (each completed a transfer with every other
+        member); a Job that died gives no figure, so the screens are opened as before (re-run)."""
+        s = self.s
+        if data is None:
+            width = case.get("width", 0)
+            for t in case["screens"]:
+                self.open_group(list(s.tests[t][1]), [t], recheck=width if width > WIDE_ROUND else 0)
+            s.notes.append(f"the per-pair Job of {len(case['screens'])} crashed screen group(s) died; they "
+                           "were run again on their own")
+            return False
+        self.mark(case["members"], "g")
+        s.notes.append(f"screen failure of {len(case['screens'])} group(s) that crashed not reproduced (round "
+                       f"{s.tests[tid][0]}): every pair of theirs completed above the bar in one per-pair Job; "
+                       "treated as flaky results")
         return False
 
     def _to_blocks(self, case: dict) -> bool:
