@@ -594,12 +594,14 @@ class CasePlanner:
             self.new_case("pairwise", "run", members=sorted(i for g, _t in crashed for i in g),
                           origin=[t for _g, t in crashed], screens=[t for _g, t in crashed],
                           width=len(case["groups"]))
-            failing = [f for f in failing if f not in crashed]
+        else:
+            crashed = []
         # Among many parallel screen pairs two flips on one pair happen: a failing pair
         # is run once more on its own before partner tests can convict on one failure.
         recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
         for g, tid in failing:
-            self.open_group(g, [tid], recheck=recheck)
+            if (g, tid) not in crashed:
+                self.open_group(g, [tid], recheck=recheck)
         if failing and multi and self.s.policy.cross_check == "full" and self.s.policy.cross_check_after_faults:
             # the cross check runs beside the follow-ups (rounds are node-disjoint): a link or uplink
             # elsewhere is then measured while the screen failures are settled, not after them
