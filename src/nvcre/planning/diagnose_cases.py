@@ -1531,8 +1531,12 @@ class CasePlanner:
     def _done_crash_job(self, case: dict, tid: int, data: dict | None) -> bool:
         """The per-pair Job of crashed screens (``_done_screen``) when it read nothing against
         anyone: every pair above the bar clears them (each completed a transfer with every other
-        member); a Job that died gives no figure, so the screens are opened as before (re-run)."""
+        member); a Job that died gives no figure: it runs once more, and after a second death the
+        screens are opened as before (re-run; a dead node may kill every Job that holds it)."""
         s = self.s
+        if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < RIDER_TRIES - 1:
+            case["retried"] = int(case.get("retried", 0)) + 1  # died (a flip reads as a crash): once more,
+            return True  # 2 node-rounds per crashed pair against 4 for re-running them on their own
         if data is None:
             width = case.get("width", 0)
             for t in case["screens"]:

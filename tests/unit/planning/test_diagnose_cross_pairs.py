@@ -114,13 +114,17 @@ def test_a_dead_node_beside_a_slow_node_is_named_from_the_crashed_screens_job():
     assert len(rounds) <= 3
 
 
-def test_the_crashed_screens_job_that_dies_reruns_the_screens_as_before():
+def test_the_crashed_screens_job_that_dies_twice_reruns_the_screens_as_before():
     sc = _scenario(n=32, rack=8, nodes=[13])
 
     def crash(rnd, g):
-        return (rnd == 1 and "gpu-node-0004" in g) or (rnd == 2 and "gpu-node-0004" in g and len(g) == 4)
+        return (rnd == 1 and "gpu-node-0004" in g) or (rnd in (2, 3) and "gpu-node-0004" in g and len(g) == 4)
 
     v, rounds, _ = _drive(sc, crash=crash)
     assert [b["name"] for b in v.bad_nodes] == ["gpu-node-0013"] and "gpu-node-0004" in v.good_nodes
-    assert "retest" in rounds[2].tags
+    assert "pairwise" in rounds[2].tags and "retest" in rounds[3].tags
     assert any("died" in n for n in v.notes)
+    # died once: run again, and its pairs clear them (no re-run of the screens)
+    v, rounds, _ = _drive(sc, crash=lambda rnd, g: (rnd == 1 and "gpu-node-0004" in g)
+                          or (rnd == 2 and "gpu-node-0004" in g and len(g) == 4))
+    assert "gpu-node-0004" in v.good_nodes and "retest" not in [t for r in rounds for t in r.tags]
