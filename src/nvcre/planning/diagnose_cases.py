@@ -586,7 +586,8 @@ class CasePlanner:
         crashed = [(g, tid) for g, tid in failing if tid not in marginal and not self.slow(tid)
                    and "timeout" not in self.s.tests[tid][5]]
         if crashed and multi and pol.link_check == "pairwise" and not pol.cross_check_after_faults:
-            # Crashes beside a measured fault: a flip reads as a crash, and so do a dead and an
+            # Crashes the cross check does not take (a measured fault beside them skips it, or it
+            # is no per-pair Job here): a flip reads as a crash, and so do a dead and an
             # intermittent node. One per-pair Job over all of them (with proven-good partners up to
             # CRASH_JOB_MIN nodes) measures each against the others in one round: 2 node-rounds per
             # crashed pair instead of a re-run and a third run (4); a dead node fails every transfer,
