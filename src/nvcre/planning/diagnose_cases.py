@@ -1214,9 +1214,31 @@ class CasePlanner:
             return False
         if q >= 2:
             self.mark([x], "g")
+            self._doubt_cleared_mates(case, x)
             return False
         self.mark([x], "s")
         return True
+
+    def _doubt_cleared_mates(self, case: dict, x: int) -> None:
+        """``x`` is cleared, yet a pair holding it read slow: a flip never reads slow, so that
+        figure had a bottleneck. A mate cleared by one pass (a flip reads healthy) is confirmed
+        with a new partner, the pair's figure counting as its first failure, instead of leaving
+        the figure unexplained until the all-node cross check finds the node (n node-rounds)."""
+        s = self.s
+        for m in case.get("mates", []):
+            if s.status[m] != "g" or any(a in (x, m) and b in (x, m) for a, b, _t in s.bad_links):
+                continue
+            pair = [t for t, test in enumerate(s.tests) if set(test[1]) == {x, m} and self.slow(t)]
+            passes = sum(1 for test in s.tests if m in test[1] and test[3] == "P" and len(test[1]) <= 3)
+            if not pair or passes >= 2 or not self.explains(m, pair[-1]):
+                continue
+            s.notes.append(f"pair {s.names[x]}, {s.names[m]} read slow and {s.names[x]} passed twice alone; "
+                           f"{s.names[m]}, cleared by one pass, is confirmed")
+            s.status[m] = "s"
+            self.new_case("node", "confirm", member=m, fails=1, passes=passes, gap=True,
+                          origin=[t for t in case["origin"] if m in s.tests[t][1]] + pair,
+                          partners=[p for t in s.tests if m in t[1] and t[3] == "P" and len(t[1]) == 2
+                                    for p in t[1] if p != m], mates=[x])
 
     def _faster(self, tid: int, group_tid: int) -> bool:
         """Whether test ``tid`` read clearly faster (MATE_GAP) than the group ``group_tid``: then

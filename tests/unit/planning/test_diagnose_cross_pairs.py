@@ -128,3 +128,28 @@ def test_the_crashed_screens_job_that_dies_twice_reruns_the_screens_as_before():
     v, rounds, _ = _drive(sc, crash=lambda rnd, g: (rnd == 1 and "gpu-node-0004" in g)
                           or (rnd == 2 and "gpu-node-0004" in g and len(g) == 4))
     assert "gpu-node-0004" in v.good_nodes and "retest" not in [t for r in rounds for t in r.tags]
+
+
+def test_a_slow_pair_whose_ends_both_pass_partners_once_does_not_wait_for_the_cross_check():
+    # node 13 is slow (pair 12-13 reads slow); 13's partner test flips to a pass and 12's to a
+    # crash. 12 then passes twice: the pair's slow figure still needs a bottleneck (a flip never
+    # reads slow), so 13, cleared by one pass, is confirmed with a new partner and named; no
+    # all-node check is needed to find it (n node-rounds)
+    sc = _scenario(n=32, rack=8, nodes=[13])
+    fleet = Fleet(sc)
+    state = start(sc.nodes, sc.topology, DiagnosePolicy(threshold=sc.threshold))
+    rounds = []
+    while isinstance(step := next_round(state), Round):
+        rounds.append(step)
+        results = []
+        for g, tag in zip(step.groups, step.tags):
+            r = fleet.run(g, tag)
+            if step.number == 2 and tag == "solo":  # both partner tests flip
+                r = GroupResult(g, True, 400.0) if not r.passed else GroupResult(g, False, None, "WorkloadFailed",
+                                                                                  "crash")
+            results.append(r)
+        state = record(state, results)
+    v = step
+    assert [b["name"] for b in v.bad_nodes] == ["gpu-node-0013"] and "gpu-node-0012" in v.good_nodes
+    assert max(len(g) for r in rounds[1:] for g in r.groups) <= 4 and _after(rounds) <= 12
+    assert any("is confirmed" in n for n in v.notes)
