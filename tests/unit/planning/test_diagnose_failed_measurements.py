@@ -15,8 +15,8 @@ TOPO = {"gpu-node-000": "rack-00", "gpu-node-001": "rack-00", "gpu-node-002": "r
 
 
 def audit_policy(max_rounds: int, after_faults: bool = False) -> DiagnosePolicy:
-    return DiagnosePolicy(min_group_size=1, max_screen_size=2, cross_check="full", cross_check_after_faults=after_faults,
-                          threshold=360.0, marginal_band=0.0, max_rounds=max_rounds, link_check="pairwise")
+    return DiagnosePolicy(min_group_size=1, max_screen_size=2, cross_check="full",
+                          cross_check_after_faults=after_faults, threshold=360.0, marginal_band=0.0, max_rounds=max_rounds, link_check="pairwise")
 
 
 def test_audit_counterexample_convicts_no_healthy_node():
