@@ -71,6 +71,7 @@ from nvcre.planning.diagnose_cases import CasePlanner, decode_columns
 from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data types live there)
     CROSS_CHECKS,
     LINK_CHECKS,
+    PAIR_TAGS,
     STATE_VERSION,
     DiagnoseError,
     DiagnosePolicy,
@@ -78,6 +79,7 @@ from nvcre.planning.diagnose_model import (  # noqa: F401  (the public data type
     GroupResult,
     Round,
     Verdict,
+    runner_tag,
 )
 
 UNLABELLED = "(no topology label)"
@@ -130,7 +132,7 @@ def next_round(state: DiagnoseState) -> Round | Verdict:
     return Round(
         number=state.round + 1,
         groups=[[state.names[i] for i in nodes] for nodes, _, _, _ in batch],
-        tags=[tag for _, tag, _, _ in batch],
+        tags=[runner_tag(tag) for _, tag, _, _ in batch],
     )
 
 
@@ -161,7 +163,7 @@ def record(state: DiagnoseState, results: Sequence[GroupResult]) -> DiagnoseStat
         why = res.reason or ""
         if res.kind == "hang" and "timeout" not in why.lower() and "timedout" not in why.lower():
             why = f"{why} (timeout)".strip()
-        if res.pairs is not None and tag == "pairwise":
+        if res.pairs is not None and tag in PAIR_TAGS:
             state.pairs[str(len(state.tests))] = _pair_record(res.pairs, pos, nodes, state)
         state.tests.append((state.round, tuple(nodes), tag, outcome, measured, why))
     state.pending = state.pending[limit:]

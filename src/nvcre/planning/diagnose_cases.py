@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import and_, eq, itemgetter, not_, or_
 
+from nvcre.planning.diagnose_model import CROSS_PAIRS, PAIR_TAGS
+
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
 BLOCK_SIZE = 32  # blocks re-screened after a failing cross check (see CasePlanner._to_blocks)
@@ -27,6 +29,8 @@ MAX_DEDUCTIONS = 64  # planning steps without a round in one call (each closes o
 PAIR_NODE_SHARE = 0.9  # share of a node's (or rack boundary's) pairs that must be slow to blame it
 PAIR_INTERMITTENT_SHARE = 0.2  # a node failing this share of its pairs (but not nearly all): intermittent
 PAIRWISE_TRIES = 3  # runs of a pairwise Job that died before falling back to the search
+CRASH_JOB_MIN = 4  # nodes in the per-pair Job of crashed screens: each measured with 3 others or more
+RIDER_TRIES = 2  # runs of the cross check's per-pair Job carrying crashed screens before they are settled alone
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
 PROBE_RUNS = 2  # runs of that check before its remaining suspects are reported unresolved
@@ -146,10 +150,10 @@ class CasePlanner:
         "one partner is no evidence"). None when the failures had different partners."""
         s = self.s
         held = [i for i, t in enumerate(s.tests) if x in t[1]]
-        if any(s.tests[i][2] == "pairwise" for i in held):
+        if any(s.tests[i][2] in PAIR_TAGS for i in held):
             return None  # measured per pair: decode_pairs weighed each partner
         bad = {b[0] for b in s.bad_nodes if b[0] != x}
-        fails = [s.tests[i] for i in held if s.tests[i][3] == "F" and s.tests[i][2] != "pairwise"
+        fails = [s.tests[i] for i in held if s.tests[i][3] == "F" and s.tests[i][2] not in PAIR_TAGS
                  and not bad.intersection(s.tests[i][1]) and self.explains(x, i)]
         measured = [t for t in fails if t[4] is not None]
         if len(measured) >= 2:  # a crash has no magnitude (an intermittent partner reads as one)
@@ -188,12 +192,12 @@ class CasePlanner:
     def convict_link(self, a: int, b: int, tids: list[int], family: int | None = None) -> None:
         a, b = min(a, b), max(a, b)
         own = [t for t in tids if set(self.s.tests[t][1]) == {a, b}]
-        if own and not any(self.slow(t) for t in own) and not any(self.s.tests[t][2] == "pairwise" for t in tids):
+        if own and not any(self.slow(t) for t in own) and not any(self.s.tests[t][2] in PAIR_TAGS for t in tids):
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
             crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
             if crashes >= 3 and self.s.policy.link_check == "pairwise" and not any(
-                    self.s.tests[t][2] == "pairwise" for t in tids):
+                    self.s.tests[t][2] in PAIR_TAGS for t in tids):
                 # beyond independent flips (O(p^3)): one end fails intermittently; measure each
                 # end with proven-good partners in one Job to say which (see _plan_probe)
                 self.mark((a, b), "s")
@@ -368,7 +372,8 @@ class CasePlanner:
         found = bool(s.bad_nodes or s.bad_links or s.bad_racks)
         if s.policy.cross_check == "none" or (found and not s.policy.cross_check_after_faults):
             return False
-        if any(t[2] == "cross" for t in s.tests):
+        if any(t[2] == "cross" or (t[2] == CROSS_PAIRS and (t[3] == "P" or t[4] is not None or str(i) in s.pairs))
+               for i, t in enumerate(s.tests)):  # a per-pair Job that died read nothing: it does not count
             return self.completing_cross_check()
         if not any(t[2] == "screen" and t[3] != "P" for t in s.tests):
             return False
@@ -390,10 +395,10 @@ class CasePlanner:
         in one more cross check, so a link or uplink at one of them is not missed. Without the
         nodes of a named rack and one end of each named link (those fail any such group)."""
         s = self.s
-        crosses = [set(t[1]) for t in s.tests if t[2] == "cross"]
+        crosses = [set(t[1]) for t in s.tests if t[2] in ("cross", CROSS_PAIRS)]
         covered = set().union(*crosses)
         for t in s.tests:  # a per-pair Job holding a whole cross check's set measured its nodes with all of them
-            if t[2] == "pairwise" and any(c <= set(t[1]) for c in crosses):
+            if t[2] in PAIR_TAGS and any(c <= set(t[1]) for c in crosses):
                 covered.update(t[1])
         good = [i for i, st in enumerate(s.status) if st == "g"]
         if not s.policy.cross_check_after_faults or all(i in covered for i in good):
@@ -438,6 +443,8 @@ class CasePlanner:
             members = set(nodes)
             if any(t[3] == "P" and members <= set(t[1]) for t in s.tests[tid + 1:]):
                 continue  # a later run of the same nodes (or more) passed: it was noise
+            if any(str(j) in s.pairs and members <= set(s.tests[j][1]) for j in range(tid + 1, len(s.tests))):
+                continue  # a later per-pair Job measured each of them with every other member: read there
             if tag == "screen":
                 screens.append(tid)
             elif other is None:
@@ -564,11 +571,38 @@ class CasePlanner:
                 self.open_group(g, [tid], recheck=max(len(case["groups"]), WIDE_ROUND + 1))
             self.new_case("cross", "repgroup", members=list(range(len(self.s.names))))
             return False
+        if (failing and multi and not any(self.slow(tid) or "timeout" in self.s.tests[tid][5] for _g, tid in failing)
+                and self._cross_in_pairs({"step": "giant"}, range(len(self.s.names)))):
+            # Only crashes (and results near the threshold): under the error model a flip reads as a
+            # crash, and so does a dead or intermittent node. The cross check runs when they turn out
+            # to be noise anyway; as one per-pair Job it measures each of these nodes with every other
+            # node now (a dead node fails every transfer, an intermittent one a share, a healthy one
+            # none), so no re-run, third run or partner test of theirs is needed (docs/design/050)
+            crashed = [tid for _g, tid in failing if tid not in marginal]
+            self.new_case("cross", "giant", members=list(range(len(self.s.names))), marginal=marginal,
+                          crashed=crashed, width=len(case["groups"]))
+            return False
+        pol = self.s.policy
+        crashed = [(g, tid) for g, tid in failing if tid not in marginal and not self.slow(tid)
+                   and "timeout" not in self.s.tests[tid][5]]
+        if crashed and multi and pol.link_check == "pairwise" and not pol.cross_check_after_faults:
+            # Crashes the cross check does not take (a measured fault beside them skips it, or it
+            # is no per-pair Job here): a flip reads as a crash, and so do a dead and an
+            # intermittent node. One per-pair Job over all of them (with proven-good partners up to
+            # CRASH_JOB_MIN nodes) measures each against the others in one round: 2 node-rounds per
+            # crashed pair instead of a re-run and a third run (4); a dead node fails every transfer,
+            # an intermittent one a share, a healthy one none (docs/design/050)
+            self.new_case("pairwise", "run", members=sorted(i for g, _t in crashed for i in g),
+                          origin=[t for _g, t in crashed], screens=[t for _g, t in crashed],
+                          width=len(case["groups"]))
+        else:
+            crashed = []
         # Among many parallel screen pairs two flips on one pair happen: a failing pair
         # is run once more on its own before partner tests can convict on one failure.
         recheck = len(case["groups"]) if len(case["groups"]) > WIDE_ROUND else 0
         for g, tid in failing:
-            self.open_group(g, [tid], recheck=recheck)
+            if (g, tid) not in crashed:
+                self.open_group(g, [tid], recheck=recheck)
         if failing and multi and self.s.policy.cross_check == "full" and self.s.policy.cross_check_after_faults:
             # the cross check runs beside the follow-ups (rounds are node-disjoint): a link or uplink
             # elsewhere is then measured while the screen failures are settled, not after them
@@ -1155,7 +1189,7 @@ class CasePlanner:
             case["passes"] += 1
         f, q = case["fails"], case["passes"]
         crash_only = case.get("crashes", 0) >= f - 1 and not any(  # a pairwise Job's figure is its slowest pair's
-            self.slow(t) for t in case["origin"] if x in self.s.tests[t][1] and self.s.tests[t][2] != "pairwise")
+            self.slow(t) for t in case["origin"] if x in self.s.tests[t][1] and self.s.tests[t][2] not in PAIR_TAGS)
         if crash_only:
             # crashes only: a job dying is what flips and intermittent faults look like, so a
             # node is named bad on three crashes and no pass; two and a pass make it intermittent,
@@ -1180,9 +1214,31 @@ class CasePlanner:
             return False
         if q >= 2:
             self.mark([x], "g")
+            self._doubt_cleared_mates(case, x)
             return False
         self.mark([x], "s")
         return True
+
+    def _doubt_cleared_mates(self, case: dict, x: int) -> None:
+        """``x`` is cleared, yet a pair holding it read slow: a flip never reads slow, so that
+        figure had a bottleneck. A mate cleared by one pass (a flip reads healthy) is confirmed
+        with a new partner, the pair's figure counting as its first failure, instead of leaving
+        the figure unexplained until the all-node cross check finds the node (n node-rounds)."""
+        s = self.s
+        for m in case.get("mates", []):
+            if s.status[m] != "g" or any(a in (x, m) and b in (x, m) for a, b, _t in s.bad_links):
+                continue
+            pair = [t for t, test in enumerate(s.tests) if set(test[1]) == {x, m} and self.slow(t)]
+            passes = sum(1 for test in s.tests if m in test[1] and test[3] == "P" and len(test[1]) <= 3)
+            if not pair or passes >= 2 or not self.explains(m, pair[-1]):
+                continue
+            s.notes.append(f"pair {s.names[x]}, {s.names[m]} read slow and {s.names[x]} passed twice alone; "
+                           f"{s.names[m]}, cleared by one pass, is confirmed")
+            s.status[m] = "s"
+            self.new_case("node", "confirm", member=m, fails=1, passes=passes, gap=True,
+                          origin=[t for t in case["origin"] if m in s.tests[t][1]] + pair,
+                          partners=[p for t in s.tests if m in t[1] and t[3] == "P" and len(t[1]) == 2
+                                    for p in t[1] if p != m], mates=[x])
 
     def _faster(self, tid: int, group_tid: int) -> bool:
         """Whether test ``tid`` read clearly faster (MATE_GAP) than the group ``group_tid``: then
@@ -1273,13 +1329,24 @@ class CasePlanner:
                 return None  # nothing to check beside them: the late cross check runs after them
         if case["step"] in ("giant", "repgroup"):
             nodes = case["members"] if case["step"] == "giant" else self._reps()
-            return [("all", nodes, "cross")]
+            return [("all", nodes, CROSS_PAIRS if self._cross_in_pairs(case, nodes) else "cross")]
         if case["step"] == "blocks":  # never a node another case runs (or claimed) this round
             free = [i for i in case["members"] if i not in self.busy and i not in self.claimed]
             case["groups"] = self._blocks(free)
             return [(f"k{i}", g, "block") for i, g in enumerate(case["groups"])]
         case["groups"] = self._rep_pairs()
         return [(f"r{i}", g, "rack-probe") for i, g in enumerate(case["groups"])]
+
+    def _cross_in_pairs(self, case: dict, nodes: Sequence[int]) -> bool:
+        """Whether the all-node cross check runs as one per-pair Job (docs/design/050, "The cross
+        check in pairs"): with ``linkCheck: pairwise`` the Job that would follow a failing
+        all-node group holds the same nodes and certifies every pair, so it is the check itself
+        and a link, rack or hidden bad node costs n after the screen, not 2n. The cross check
+        beside the follow-ups (``crossCheckAfterFaults``) stays a collective: its per-pair Job
+        gathers the nodes and crash-only pairs that come free meanwhile (``_widen``)."""
+        pol = self.s.policy
+        return (case["step"] == "giant" and pol.link_check == "pairwise" and not pol.cross_check_after_faults
+                and not case.get("parallel") and not case.get("no_pairs") and len(nodes) >= 3)
 
     def _reps(self) -> list[int]:
         seen: dict[int, int] = {}
@@ -1297,16 +1364,9 @@ class CasePlanner:
     def _done_cross(self, case: dict) -> bool:
         if case["step"] in ("giant", "repgroup"):
             outcome, tid = self.result(case, "all")
-            marginal = case.pop("marginal", [])
-            width = case.pop("width", 0)
-            for m in marginal:  # screens that came out near the threshold
-                if outcome == "P":
-                    self.mark(self.s.tests[m][1], "g")
-                else:
-                    self.open_group(list(self.s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
-            if marginal and outcome == "P":
-                self.s.notes.append(f"{len(marginal)} screen result(s) near the threshold; cleared by the passing "
-                                    "cross check that contains them")
+            if self.s.tests[tid][2] == CROSS_PAIRS:
+                return self._done_cross_pairs(case, outcome, tid)
+            self._settle_marginal(case, passed=outcome == "P")
             if outcome == "P":
                 return False
             case["origin"] = [tid]
@@ -1331,6 +1391,63 @@ class CasePlanner:
             return self._to_blocks(case)
         return False
 
+    def _done_cross_pairs(self, case: dict, outcome: str, tid: int) -> bool:
+        """The cross check ran as one per-pair Job: its pairs are read like the per-pair Job after
+        a failing cross check (``_done_pairwise``). A Job that died without a figure is run again
+        (a flip crashes whole Jobs; ``PAIRWISE_TRIES`` in all), then the collective and the
+        narrowing search; a runner that gave one figure and no pairs gets the narrowing at once."""
+        s = self.s
+        data = s.pairs.get(str(tid))
+        measured = s.tests[tid][4]
+        if outcome != "P" and data is None:
+            tries = int(case.get("retried", 0)) + 1
+            riders = bool(case.get("crashed"))
+            if measured is None and tries < (RIDER_TRIES if riders else PAIRWISE_TRIES):
+                case["retried"] = tries
+                return True
+            if measured is None and riders:
+                # it died again with crashed screens aboard: a dead node among them kills every Job
+                # that holds it, so they are settled on their own first (re-run, partners), and the
+                # cross check runs after them if they turn out to be noise (late_cross_check)
+                s.notes.append(f"the cross check's per-pair Job died {tries} times; the crashed screens are "
+                               "settled first")
+                self._settle_marginal(case, passed=False)
+                return False
+            case["no_pairs"] = True
+            if measured is None:  # every try died: the collective cross check, then the narrowing
+                case.pop("retried", None)
+                return True
+            case["origin"] = [tid]
+            self._settle_marginal(case, passed=False)
+            return self._after_cross(case)
+        clean = outcome == "P" or (data is not None and not data["slow"] and not data.get("failed"))
+        self._settle_marginal(case, passed=clean, measured_pairs=data is not None)
+        if clean:
+            self.mark(case["members"], "g")
+            return False
+        case.update(kind="pairwise", step="run", origin=[])
+        return self._done_pairwise(case)
+
+    def _settle_marginal(self, case: dict, passed: bool, measured_pairs: bool = False) -> None:
+        """Screens that came out near the threshold rode in the cross check: cleared by its pass
+        (or by every pair of theirs read in it), else opened like failing screens."""
+        marginal = case.pop("marginal", [])
+        crashed = case.pop("crashed", [])
+        width = case.pop("width", 0)
+        for m in marginal + crashed:
+            if measured_pairs or (passed and m in marginal):
+                if passed:
+                    self.mark(self.s.tests[m][1], "g")
+            else:  # a crash is not settled by one passing collective: an intermittent node passes some
+                self.open_group(list(self.s.tests[m][1]), [m], recheck=width if width > WIDE_ROUND else 0)
+        if marginal and passed:
+            self.s.notes.append(f"{len(marginal)} screen result(s) near the threshold; cleared by the passing "
+                                "cross check that contains them")
+        if crashed and measured_pairs:
+            self.s.notes.append(f"screen failure of {len(crashed)} group(s) that crashed measured pair by pair in "
+                                "the cross check" + ("; not reproduced, every pair above the bar (treated as flaky "
+                                                     "results)" if passed else ""))
+
     def _after_cross(self, case: dict) -> bool:
         """The narrowing after a failing cross check, without per-pair figures."""
         if len(self._reps()) >= 2 and any(self.s.domain_names):
@@ -1342,6 +1459,15 @@ class CasePlanner:
     def _plan_pairwise(self, case: dict) -> list:
         if case.get("widen"):
             self._widen(case)
+        if case.get("screens") and len(case["members"]) < CRASH_JOB_MIN:
+            # too few crashed nodes to measure each against several others: proven-good partners
+            have = list(case["members"])
+            while len(case["members"]) < CRASH_JOB_MIN:
+                h = self.helper(have[len(case["members"]) % len(have)], case["members"])
+                if h is None:
+                    break
+                self.claimed.add(h)
+                case["members"] = sorted(case["members"] + [h])
         return [("all", case["members"], "pairwise")]
 
     def _widen(self, case: dict) -> None:
@@ -1370,6 +1496,8 @@ class CasePlanner:
         origin = case["origin"] + [tid]
         data = s.pairs.get(str(tid))
         members = case["members"]
+        if case.get("screens") and (data is None or (not data["slow"] and not data.get("failed"))):
+            return self._done_crash_job(case, tid, data)
         if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < PAIRWISE_TRIES - 1:
             # the job died (a flip reads as a crash): again before the search, which costs many n
             case["retried"] = int(case.get("retried", 0)) + 1
@@ -1398,9 +1526,9 @@ class CasePlanner:
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, crashes=0,
                               origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=[])
                 continue
-            self.convict_node(x, origin)
+            self.convict_node(x, [t for t in origin if x in s.tests[t][1]])
         for x, fails, tests in data.get("intermittent", []):
-            self.mark_intermittent(x, fails, tests, origin)
+            self.mark_intermittent(x, fails, tests, [t for t in origin if x in s.tests[t][1]])
         for d in data["racks"]:
             peer = next((e for e in sorted({s.dom[i] for i in members}) if e != d), -1)
             self.convict_rack(d, peer, origin)
@@ -1421,6 +1549,28 @@ class CasePlanner:
             s.status[x] = "s"
             self.new_case("node", "confirm", member=x, fails=fails, crashes=fails, passes=0,
                           origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=list(mates))
+        return False
+
+    def _done_crash_job(self, case: dict, tid: int, data: dict | None) -> bool:
+        """The per-pair Job of crashed screens (``_done_screen``) when it read nothing against
+        anyone: every pair above the bar clears them (each completed a transfer with every other
+        member); a Job that died gives no figure: it runs once more, and after a second death the
+        screens are opened as before (re-run; a dead node may kill every Job that holds it)."""
+        s = self.s
+        if data is None and s.tests[tid][4] is None and int(case.get("retried", 0)) < RIDER_TRIES - 1:
+            case["retried"] = int(case.get("retried", 0)) + 1  # died (a flip reads as a crash): once more,
+            return True  # 2 node-rounds per crashed pair against 4 for re-running them on their own
+        if data is None:
+            width = case.get("width", 0)
+            for t in case["screens"]:
+                self.open_group(list(s.tests[t][1]), [t], recheck=width if width > WIDE_ROUND else 0)
+            s.notes.append(f"the per-pair Job of {len(case['screens'])} crashed screen group(s) died; they "
+                           "were run again on their own")
+            return False
+        self.mark(case["members"], "g")
+        s.notes.append(f"screen failure of {len(case['screens'])} group(s) that crashed not reproduced (round "
+                       f"{s.tests[tid][0]}): every pair of theirs completed above the bar in one per-pair Job; "
+                       "treated as flaky results")
         return False
 
     def _to_blocks(self, case: dict) -> bool:

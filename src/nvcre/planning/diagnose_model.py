@@ -16,6 +16,15 @@ from nvcre.planning.codec import pack, ranges, seq, unpack, unranges, unseq
 STATE_VERSION = 1
 CROSS_CHECKS = ("full", "representatives", "none")
 LINK_CHECKS = ("pairwise", "search")
+# The cross check run as one per-pair Job (linkCheck: pairwise): a cross check in the history
+# (it certifies every pair) and a per-pair Job for the runner, which sees the tag "pairwise".
+CROSS_PAIRS = "cross-pairwise"
+PAIR_TAGS = ("pairwise", CROSS_PAIRS)  # tests whose Job measured every pair of its nodes
+
+
+def runner_tag(tag: str) -> str:
+    """The tag a runner sees: a per-pair Job is "pairwise" whatever the planner runs it for."""
+    return "pairwise" if tag in PAIR_TAGS else tag
 
 
 class DiagnoseError(UserError):

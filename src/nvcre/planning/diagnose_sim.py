@@ -330,7 +330,7 @@ def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None, roundtrip: b
         if step.number > 1:
             after_first += sum(len(g) for g in step.groups)
         if first_fail is None and any(
-            not r.passed and tag in ("screen", "cross") for r, tag in zip(results, step.tags)
+            not r.passed and tag in ("screen", "cross", "pairwise") for r, tag in zip(results, step.tags)
         ):
             first_fail = step.number
         t1 = time.perf_counter()

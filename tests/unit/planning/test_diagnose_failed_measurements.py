@@ -14,9 +14,9 @@ NODES = ["gpu-node-000", "gpu-node-001", "gpu-node-002"]
 TOPO = {"gpu-node-000": "rack-00", "gpu-node-001": "rack-00", "gpu-node-002": "rack-01"}
 
 
-def audit_policy(max_rounds: int) -> DiagnosePolicy:
-    return DiagnosePolicy(min_group_size=1, max_screen_size=2, cross_check="full", cross_check_after_faults=False,
-                          threshold=360.0, marginal_band=0.0, max_rounds=max_rounds, link_check="pairwise")
+def audit_policy(max_rounds: int, after_faults: bool = False) -> DiagnosePolicy:
+    return DiagnosePolicy(min_group_size=1, max_screen_size=2, cross_check="full",
+                          cross_check_after_faults=after_faults, threshold=360.0, marginal_band=0.0, max_rounds=max_rounds, link_check="pairwise")
 
 
 def test_audit_counterexample_convicts_no_healthy_node():
@@ -33,22 +33,24 @@ def test_audit_counterexample_convicts_no_healthy_node():
             assert "at 0.0" not in b["message"]
 
 
-def _state_at_pairwise():
-    """A 3-node diagnosis driven to its pairwise round: screens pass, the cross check crashes."""
-    state = start(NODES, TOPO, audit_policy(60))
+def _state_at_pairwise(after_faults: bool):
+    """A 3-node diagnosis driven to its pairwise round: screens pass, then the cross check runs
+    as one per-pair Job, or (cross check after faults) as a collective that crashes first."""
+    state = start(NODES, TOPO, audit_policy(60, after_faults))
     step = next_round(state)
     state = record(state, [GroupResult(g, True, 395.0) for g in step.groups])
     step = next_round(state)
-    assert step.tags == ["cross"]
-    state = record(state, [GroupResult(step.groups[0], False, None, "WorkloadFailed", "crash")])
-    step = next_round(state)
-    assert step.tags == ["pairwise"]
+    if after_faults:
+        assert step.tags == ["cross"]
+        state = record(state, [GroupResult(step.groups[0], False, None, "WorkloadFailed", "crash")])
+        step = next_round(state)
+    assert step.tags == ["pairwise"] and sorted(step.groups[0]) == NODES
     return state, step
 
 
 def test_failed_transfers_read_as_zero_or_none_convict_nobody():
-    for failed in (0.0, None, float("nan"), -1.0):
-        state, step = _state_at_pairwise()
+    for failed, after_faults in [(f, a) for f in (0.0, None, float("nan"), -1.0) for a in (False, True)]:
+        state, step = _state_at_pairwise(after_faults)
         pairs = {("gpu-node-000", "gpu-node-001"): failed, ("gpu-node-000", "gpu-node-002"): 395.0,
                  ("gpu-node-001", "gpu-node-002"): 396.0}
         state = record(state, [GroupResult(step.groups[0], False, 0.0, "WorkloadFailed", "slow", pairs=pairs)])

@@ -61,8 +61,13 @@ def test_healthy_cluster_is_certified_in_two_rounds():
     v, rounds, _ = drive(scenario())
     assert v.passed and not v.bad_nodes and not v.bad_links and not v.bad_racks
     assert len(rounds) == 2
-    assert rounds[0].tags == ["screen"] * 16 and rounds[1].tags == ["cross"]  # screens of pairs
+    # screens of pairs, then the cross check as one per-pair Job over every node (linkCheck: pairwise)
+    assert rounds[0].tags == ["screen"] * 16 and rounds[1].tags == ["pairwise"]
+    assert sorted(rounds[1].groups[0]) == sorted(scenario().nodes)
     assert len(v.good_nodes) == 32
+    # a runner without per-pair figures (linkCheck: search): the all-node collective
+    v, rounds, _ = drive(scenario(), DiagnosePolicy(threshold=scenario().threshold, link_check="search"))
+    assert v.passed and [r.tags for r in rounds[1:]] == [["cross"]] and len(v.good_nodes) == 32
 
 
 def test_one_bad_node_is_named_with_evidence_within_three_rounds_after_the_screen():
@@ -330,7 +335,8 @@ def crashing(fleet: Fleet, bad: set[str]):
 
 
 def drive_crashing(sc: Scenario, bad: set[str]):
-    policy = DiagnosePolicy(threshold=sc.threshold)
+    # whole groups crash and no Job gives per-pair figures: a runner for linkCheck: search
+    policy = DiagnosePolicy(threshold=sc.threshold, link_check="search")
     fleet = crashing(Fleet(sc), bad)
     state = start(sc.nodes, sc.topology, policy)
     rounds: list[Round] = []
@@ -372,7 +378,7 @@ def test_a_screen_result_near_the_threshold_is_settled_by_the_cross_check():
         rounds.append(step)
         state = record(state, [GroupResult(g, True, sc.threshold * 1.01) if near(step.number, g) else fleet.run(g)
                                for g in step.groups])
-    assert step.passed and len(rounds) == 2 and rounds[1].tags == ["cross"]
+    assert step.passed and len(rounds) == 2 and rounds[1].tags == ["pairwise"]  # the cross check, per pair
     assert any("near the threshold" in n for n in step.notes)
 
 
@@ -452,9 +458,14 @@ def test_a_flipped_pair_screen_in_a_narrow_round_is_cleared_by_one_passing_rerun
     # with proven-good partners, one re-run of the pair passes: cleared (no third run), and the
     # all-node cross check then certifies the cluster
     sc = scenario(n=16, rack=4)
-    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0004" in g)
+    search = DiagnosePolicy(threshold=sc.threshold, link_check="search")
+    v, rounds, _ = drive(sc, search, flips=lambda r, tag, g: r == 1 and "gpu-node-0004" in g)
     assert v.passed and not v.bad_nodes
     assert [r.tags for r in rounds[1:]] == [["solo", "solo"], ["retest"], ["cross"]]
+    # with the per-pair check the crash rides in the cross check's per-pair Job: nothing else runs
+    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r == 1 and "gpu-node-0004" in g)
+    assert v.passed and not v.bad_nodes and [r.tags for r in rounds[1:]] == [["pairwise"]]
+    assert any("not reproduced" in n for n in v.notes)
 
 
 def test_a_twice_flipped_pair_in_a_wide_round_reruns_itself_before_second_partners():
@@ -462,7 +473,8 @@ def test_a_twice_flipped_pair_in_a_wide_round_reruns_itself_before_second_partne
     # again in its re-run. Both ends pass with partners; only a link is left, so the pair runs
     # again (not four more partner tests) and is cleared once it passed as often as it failed
     sc = scenario(n=32, rack=8)
-    v, rounds, _ = drive(sc, flips=lambda r, tag, g: r <= 2 and "gpu-node-0004" in g)
+    search = DiagnosePolicy(threshold=sc.threshold, link_check="search")
+    v, rounds, _ = drive(sc, search, flips=lambda r, tag, g: r <= 2 and "gpu-node-0004" in g)
     assert v.passed and not v.bad_nodes and not v.bad_links
     assert [r.tags for r in rounds[1:]] == [["retest"], ["solo", "solo"], ["retest"], ["retest"], ["cross"]]
     assert sum(len(g) for r in rounds[1:-1] for g in r.groups) == 10
@@ -520,7 +532,8 @@ def test_an_intermittent_node_is_its_own_verdict_and_never_convicts_its_partners
         return Fleet.run(fleet, group)
 
     fleet.run = run
-    state = start(sc.nodes, sc.topology, DiagnosePolicy(threshold=sc.threshold))
+    # no Job here gives per-pair figures: a runner for linkCheck: search
+    state = start(sc.nodes, sc.topology, DiagnosePolicy(threshold=sc.threshold, link_check="search"))
     while isinstance(step := next_round(state), Round):
         state = record(state, [fleet.run(g) for g in step.groups])
     v = step
@@ -543,6 +556,10 @@ def test_the_pairwise_check_names_a_hidden_node_a_link_and_a_rack_one_round_afte
     assert sum(len(g) for r in rounds[1:] for g in r.groups) == 2 * 64
     sc = scenario(n=64, rack=16, racks=[2])
     v, rounds, _ = drive(sc)
+    # the default runs the cross check itself as the per-pair Job: the rack is named from it, n after the screen
+    assert [r.tags for r in rounds[1:]] == [["pairwise"]]
+    assert [x["rack"] for x in v.bad_racks] == ["rack-002"] and not v.bad_nodes and not v.bad_links
+    v, rounds, _ = drive(sc, DiagnosePolicy(threshold=sc.threshold, cross_check_after_faults=True))
     assert [r.tags for r in rounds[1:]] == [["cross"], ["pairwise"]]
     assert [x["rack"] for x in v.bad_racks] == ["rack-002"] and not v.bad_nodes and not v.bad_links
 
