@@ -56,8 +56,10 @@ GROUND_TRUTH_NAMESPACE = "nvcre-sim"
 # Leases and Events get connection pools of their own: one shared pool let a backlog of
 # renewals (102 a second at 1024 nodes) and start-up Events queue ahead of pod status
 # writes for over a minute on a loaded test host, while real kubelets each have their own
-# connection and the API server interleaves them.
-LEASE_CONNECTIONS = 16
+# connection and the API server interleaves them. Leases get as many connections as pods:
+# with 16, a round of 1024 renewals took over 60 s behind an overloaded API server and
+# nodes went NotReady; Events are best effort.
+LEASE_CONNECTIONS = 64
 EVENT_CONNECTIONS = 4
 MPI_WAIT_S = 1200.0  # how long a launcher waits for its workers: 240 x 5 s, wall seconds at any time scale
 
