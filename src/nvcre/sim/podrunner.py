@@ -121,6 +121,8 @@ class PodRunner:
         self.files: dict[str, str] = {}
         self.running = False
         self.failure_reason: tuple[str, str] | None = None
+        self._exit_codes: dict[str, int] = {}  # main containers that ended for good
+        self._written: dict[str, Any] | None = None  # the last status the API server took
         self._deadline: asyncio.TimerHandle | None = None
 
     # --- status ----------------------------------------------------------------------
@@ -166,11 +168,17 @@ class PodRunner:
             body["initContainerStatuses"] = [c.status() for c in self.init]
         return body
 
-    async def push(self) -> None:
-        """Write the pod status (merge patch of the whole status we own)."""
+    async def push(self, *, unless_written: bool = False) -> None:
+        """Write the pod status (merge patch of the whole status we own); ``unless_written``
+        skips a status the API server already has, as the kubelet's status manager does.
+        The answer (the whole pod) is not decoded: nothing here reads it."""
         path = f"/api/v1/namespaces/{self.ns}/pods/{self.name}/status"
+        status = self.status()
+        if unless_written and status == self._written:
+            return
         try:
-            await self.k.api.merge_patch(path, {"metadata": {"uid": self.uid}, "status": self.status()})
+            await self.k.api.merge_patch(path, {"metadata": {"uid": self.uid}, "status": status}, decode=False)
+            self._written = status
             self.dirty = False
         except Exception as exc:  # the pod may be gone (the watch will tell us) or the API server down
             self.dirty = not self.deleting
@@ -260,20 +268,36 @@ class PodRunner:
             await task
         if self.deleting:
             return
-        self.phase = "Succeeded" if all(code == 0 for code in codes) and not self.failure_reason else "Failed"
-        await self.push()
+        self.phase = self._terminal_phase(codes)
+        await self.push(unless_written=True)  # usually the last container's end already carried it
+
+    def _terminal_phase(self, codes) -> str:
+        return "Succeeded" if all(code == 0 for code in codes) and not self.failure_reason else "Failed"
+
+    def _restarts(self, c: ContainerState, code: int, sidecar: bool = False) -> bool:
+        """Whether a container that just exited with ``code`` is started again."""
+        if self.deleting or self.failure_reason or (sidecar and c.stop.is_set()):
+            return False
+        return self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0) or sidecar
+
+    def _ended_for_good(self, c: ContainerState, code: int) -> None:
+        """A main container will not run again: when it is the last one, the pod's phase is
+        final now, and goes out in the same status write as the container's end (a real
+        kubelet derives the phase from the container states it reports). Pods with sidecars
+        keep their phase until the sidecars have stopped."""
+        self._exit_codes[c.name] = code
+        sidecars = any(i.spec.get("restartPolicy") == "Always" for i in self.init)
+        if len(self._exit_codes) == len(self.main) and not sidecars and not self.deleting:
+            self.phase = self._terminal_phase(self._exit_codes.values())
 
     async def _loop(self, c: ContainerState, sidecar: bool = False) -> int:
         while True:
             code = await self._run_container(c)
-            if self.deleting or self.failure_reason or (sidecar and c.stop.is_set()):
+            if not self._restarts(c, code, sidecar):
                 return code
-            if self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0) or sidecar:
-                await self._backoff(c)
-                if self.deleting:
-                    return code
-                continue
-            return code
+            await self._backoff(c)
+            if self.deleting:
+                return code
 
     async def _backoff(self, c: ContainerState) -> None:
         delay = min(BACKOFF_MAX_S, BACKOFF_START_S * 2 ** max(0, c.restart_count)) / self.k.time_scale
@@ -370,6 +394,8 @@ class PodRunner:
         c.stop_line = None
         if not stopped or not self.deleting:
             c.stop = asyncio.Event()
+        if c in self.main and not self._restarts(c, code):
+            self._ended_for_good(c, code)
         await self.push()
         if outcome.hosts or hosts:
             self.k.release_group(self, code)

@@ -14,7 +14,7 @@ class FlakyApi:
         self.failures = failures
         self.patches: list[dict] = []
 
-    async def merge_patch(self, path, body):
+    async def merge_patch(self, path, body, **kw):
         if self.failures > 0:
             self.failures -= 1
             raise ConnectionError("connection refused")
