@@ -43,6 +43,7 @@ class CasePlanner:
         self.claimed: set[int] = set()
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
+        self.batch: tuple[int, int] | None = None  # this round's shared probe: (case id, index in planned)
         self._baseline: float | None = None
         self._density: float | None = None
         self._floor: dict[int, float] | None = None
@@ -176,9 +177,26 @@ class CasePlanner:
             return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
+        elif self.s.status[x] != "b" and self._crashes_beside_a_pass(x, tids):
+            return
         if self.s.status[x] != "b":
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
+
+    def _crashes_beside_a_pass(self, x: int, tids: list[int]) -> bool:
+        """Whether ``x``, about to be named bad, has only crashes against it (no figure) and a
+        pass of its own: a dead node passes only by a flip, an intermittent one by design, and
+        crash-only evidence cannot tell the two apart while the pass says it works at times. It
+        is then named Intermittent with its counts, never bad (docs/design/050, intermittent)."""
+        mine = [t for t in self.s.tests if x in t[1]]
+        fails = [t for t in mine if t[3] != "P"]
+        if len(fails) < 2 or any(t[3] != "F" or t[4] is not None for t in fails):
+            return False
+        passes = sum(1 for t in mine if t[3] == "P")
+        if not passes:
+            return False
+        self.mark_intermittent(x, len(fails), len(fails) + passes, tids)
+        return True
 
     def mark_intermittent(self, x: int, fails: int, tests: int, tids: list[int]) -> None:
         if self.s.status[x] not in ("b", "i"):  # named once (a probe and a per-pair Job may both read it)
@@ -320,6 +338,7 @@ class CasePlanner:
         self.busy = set()
         self.claimed = set()
         self.planned = []
+        self.batch = None
         self.reserved = set()
         for case in s.cases:
             self.reserved.update(_case_nodes(case))
@@ -922,7 +941,19 @@ class CasePlanner:
                                     "together) joined the per-pair check of the cross check")
                 return None
             fallback = case.pop("ride_only", "")
-            if fallback:  # no per-pair check to join: the partner tests or one more run, as before
+            if fallback == "together" and self.batch is not None:
+                # a crash beside a pass: instead of one more run of the pair (a majority of three
+                # clears an intermittent member that passed twice), the pair joins this round's
+                # shared probe, which holds the proven-good partners once for every such pair
+                host, at = self.batch
+                nodes, tag, cid, slot = self.planned[at]
+                self.planned[at] = (tuple(sorted(set(nodes) | set(members))), tag, cid, slot)
+                self.busy.update(members)
+                case["host"], case["batched"] = host, fallback
+                return []
+            if fallback == "together":  # the first such pair this round hosts the shared probe
+                case["batched"] = fallback
+            elif fallback:  # no per-pair check to join: the partner tests or one more run, as before
                 case["kind"], case["step"], case["probed"] = "suspects", fallback, True
                 return self._plan_suspects(case)
         avoid = list(members) + [p for ps in case.get("used", {}).values() for p in ps]
@@ -935,14 +966,20 @@ class CasePlanner:
             partners.append(h)
             self.claimed.add(h)
         if not partners:
+            if case.pop("batched", ""):  # no partner free: one more run of the pair, as before
+                case["kind"], case["step"], case["probed"] = "suspects", "together", True
+                return self._plan_suspects(case)
             return WAIT
         used = case.setdefault("used", {})
         used["p"] = used.get("p", []) + partners
+        if case.get("batched") and not case.get("runs"):
+            self.batch = (case["id"], len(self.planned))  # add() appends the group next
         return [("all", list(members) + partners, "pairwise")]
 
     def _done_probe(self, case: dict) -> bool:
         s = self.s
-        _o, tid = self.result(case, "all")
+        _o, tid = self.result({"id": case.pop("host", case["id"])}, "all")  # a shared probe: its host's
+        batched = case.pop("batched", "")
         case["origin"] = case["origin"] + [tid]
         members = case["members"]
         nodes = s.tests[tid][1]
@@ -952,9 +989,17 @@ class CasePlanner:
         own = [t for t in case["origin"] if set(s.tests[t][1]) == set(members)]
         pair_crashes = sum(1 for t in own if s.tests[t][3] == "F")
         pair_passes = sum(1 for t in own if s.tests[t][3] == "P")
+        if data is None and batched:
+            # the shared probe died as a whole (a flip reads as a crash): the pair runs once more,
+            # as it would have without the probe
+            case["kind"], case["step"], case["probed"] = "suspects", "together", True
+            return True
         if data is None:
-            if s.tests[tid][4] is None and runs < PROBE_RUNS:
+            if s.tests[tid][4] is None and runs < PROBE_RUNS and len(members) > 1:
                 return True  # the Job died as a whole (a flip reads as a crash): once more
+            if len(members) == 1:  # no figures: the third crash with partners, and no pass (as before)
+                self.convict_node(members[0], case["origin"])
+                return False
             # no per-pair figures (the runner gives none, or the Job died twice): partner tests
             self.new_case("suspects", "solo", members=list(members), origin=list(case["origin"]))
             return False
@@ -1002,17 +1047,24 @@ class CasePlanner:
         for x in undecided:
             fails, tests, with_mate = tally[str(x)]
             mate = f" and {with_mate} with its pair-mate" if with_mate else ""
+            before = (f"pair's {pair_crashes} crash(es)" if len(members) > 1
+                      else f"{case.get('crashes', 0)} crashes with partners")
             self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners{mate} beside its "
-                            f"pair's {pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
+                            f"{before}: too few to name it intermittent, too many to clear it",
                             [t for t in case["origin"] if x in s.tests[t][1]])
         if named or undecided:
             self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
-        elif pair_crashes >= 2:
+        elif max(pair_crashes, case.get("crashes", 0)) >= 2:
             # neither member failed a transfer, yet the pair crashed twice together: more than one
             # flip explains (O(p^2)); an intermittent member that did not show this time is possible
-            self.unresolved(members, f"crashed {pair_crashes} of {len(own)} runs together, yet both completed "
-                            "every transfer with proven-good partners: one of them may fail intermittently",
-                            case["origin"])
+            if len(members) == 1:
+                self.unresolved(members, f"crashed {case.get('crashes', 0)} times with proven-good partners and "
+                                "never passed, yet completed every transfer of the per-pair check: it may fail "
+                                "intermittently", case["origin"])
+            else:
+                self.unresolved(members, f"crashed {pair_crashes} of {len(own)} runs together, yet both completed "
+                                "every transfer with proven-good partners: one of them may fail intermittently",
+                                case["origin"])
         else:
             self.mark(members, "g")
             first = s.tests[own[0]][0] if own else s.round
@@ -1160,6 +1212,15 @@ class CasePlanner:
             # crashes only: a job dying is what flips and intermittent faults look like, so a
             # node is named bad on three crashes and no pass; two and a pass make it intermittent,
             # and so do three counting the failures of its pair whose mate passed without it
+            if f >= 2 and q == 0 and self.s.policy.link_check == "pairwise":
+                # two crashes with partners and no pass: dead, or intermittent and unlucky (1 in 4
+                # at a crash rate of 1/2; then it crashed its screen and re-run too). The third
+                # look is one per-pair Job with proven-good partners instead of a third partner
+                # test: a dead node fails every transfer (bad), an intermittent one some
+                # (Intermittent); a Job that died as a whole is the third crash (``_done_probe``)
+                self.mark([x], "s")
+                self.new_case("probe", "run", members=[x], origin=list(case["origin"]), crashes=f)
+                return False
             if f >= 3 and q == 0:
                 self.convict_node(x, case["origin"])
                 return False
