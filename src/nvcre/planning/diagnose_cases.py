@@ -210,7 +210,7 @@ class CasePlanner:
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
             crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
-            if crashes >= 3 and self.s.policy.link_check == "pairwise" and not any(
+            if crashes >= 2 and self.s.policy.link_check == "pairwise" and not any(
                     self.s.tests[t][2] == "pairwise" for t in tids):
                 # beyond independent flips (O(p^3)): one end fails intermittently; measure each
                 # end with proven-good partners in one Job to say which (see _plan_probe)
@@ -897,7 +897,24 @@ class CasePlanner:
         else:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
+        if case["step"] == "together" and self._one_crash(case):
+            # a screen pair that crashed once and passed a partner test: instead of one more run of
+            # the pair (an intermittent member passes it half the time and is cleared), the shared
+            # probe of this round reads each member against proven-good partners (``_plan_probe``)
+            self.new_case("probe", "run", members=list(members), origin=list(case["origin"]), ride_only="together",
+                          **{k: case[k] for k in ("need", "strict", "solo_ok", "used", "ctx") if k in case})
+            return False
         return True
+
+    def _one_crash(self, case: dict) -> bool:
+        """A node-context screen pair whose only own failure is one crash (no figure), with the
+        per-pair check at hand: a flip or an intermittent member (docs/design/050, intermittent)."""
+        s = self.s
+        members = set(case["members"])
+        if s.policy.link_check != "pairwise" or case.get("ctx", "node") != "node" or len(members) != 2:
+            return False
+        own = [t for t in case["origin"] if set(s.tests[t][1]) == members and s.tests[t][3] != "P"]
+        return len(own) == 1 and s.tests[own[0]][3] == "F" and s.tests[own[0]][4] is None
 
     def _crash_disagreement(self, case: dict) -> str | bool:
         """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
@@ -1054,7 +1071,7 @@ class CasePlanner:
                             [t for t in case["origin"] if x in s.tests[t][1]])
         if named or undecided:
             self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
-        elif max(pair_crashes, case.get("crashes", 0)) >= 2:
+        elif max(pair_crashes, case.get("crashes", 0)) >= 2 and not case.get("passes"):
             # neither member failed a transfer, yet the pair crashed twice together: more than one
             # flip explains (O(p^2)); an intermittent member that did not show this time is possible
             if len(members) == 1:
@@ -1238,6 +1255,16 @@ class CasePlanner:
             # both outcomes twice with proven-good partners: more disagreement than the noise
             # model's independent flips explain (O(p^2)); neither healthy nor its partners' fault
             self.mark_intermittent(x, f, f + q, case["origin"])
+            return False
+        mine = [t for t in self.s.tests if x in t[1] and t[3] == "F"]
+        if (q >= 2 and self.s.policy.link_check == "pairwise" and not case.get("probed")
+                and len(mine) >= 2 and all(t[4] is None for t in mine)):
+            # two crashes (one with a proven-good partner, one in its pair whose mate passed without
+            # it), then passes: two flips on one node (O(p^2), but among hundreds of pairs) or an
+            # intermittent node; the per-pair probe decides instead of clearing it
+            self.mark([x], "s")
+            self.new_case("probe", "run", members=[x], origin=list(case["origin"]), crashes=f + case.get("extra", 0),
+                          passes=q)
             return False
         if q >= 2:
             self.mark([x], "g")
