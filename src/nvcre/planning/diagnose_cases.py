@@ -48,6 +48,7 @@ class CasePlanner:
         self._density: float | None = None
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
+        self._across: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -493,11 +494,14 @@ class CasePlanner:
         self.planned.append((tuple(sorted(nodes)), tag, case["id"], slot))
 
     def helper(self, x: int, avoid: Iterable[int] = (), mode: str = "own-first",
-               exclude_domains: Iterable[int] = ()) -> int | None:
+               exclude_domains: Iterable[int] = (), crossing: bool = True) -> int | None:
         """A proven-good partner for ``x`` that is free this round.
 
         ``mode``: "own" (same domain only), "own-first" (same domain, else the
         nearest other one), "other" (another domain, not in ``exclude_domains``).
+        ``crossing``: a partner in another domain must have passed a test that left its domain
+        (``passed_across``); the per-pair probe, which reads failed transfers rather than
+        magnitudes, takes any proven-good node.
         """
         s = self.s
         avoid = set(avoid)
@@ -507,10 +511,11 @@ class CasePlanner:
         d = s.dom[x]
 
         passed = self.passed()
+        across = self.passed_across() if crossing else passed
 
         def ok(i: int) -> bool:
             return (s.status[i] == "g" and i in passed and i not in self.busy and i not in self.claimed
-                    and i not in self.reserved and i not in avoid and i != x)
+                    and i not in self.reserved and i not in avoid and i != x and (s.dom[i] == d or i in across))
 
         if mode in ("own", "own-first"):
             lo = x
@@ -539,6 +544,17 @@ class CasePlanner:
         if self._passed is None:
             self._passed = {i for t in self.s.tests if t[3] == "P" for i in t[1]}
         return self._passed
+
+    def passed_across(self) -> set[int]:
+        """Nodes in at least one passing test that left its domain: only these are partners in
+        another domain. A test inside a rack can pass without the NIC or the rack uplink (MNNVL
+        runs it over NVLink), so a node proven good only there may be slow across racks, and its
+        partner would read as the slow one (docs/design/050, proven-good partners, item 12)."""
+        if self._across is None:
+            dom = self.s.dom
+            self._across = {i for t in self.s.tests if t[3] == "P" and len({dom[j] for j in t[1]}) > 1
+                            for i in t[1]}
+        return self._across
 
     def solo_test(self, case: dict, x: int, slot: str, tag: str, avoid: Iterable[int] = (),
                   mode: str = "own-first", exclude_domains: Iterable[int] = ()) -> tuple | None:
@@ -977,7 +993,7 @@ class CasePlanner:
         partners: list[int] = []
         for _ in range(PROBE_PARTNERS):
             x = members[len(partners) % len(members)]
-            h = self.helper(x, avoid + partners)
+            h = self.helper(x, avoid + partners, crossing=False)
             if h is None:
                 break
             partners.append(h)
