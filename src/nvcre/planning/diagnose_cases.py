@@ -49,6 +49,7 @@ class CasePlanner:
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
         self._across: set[int] | None = None
+        self._doubted: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -511,11 +512,12 @@ class CasePlanner:
         d = s.dom[x]
 
         passed = self.passed()
-        across = self.passed_across() if crossing else passed
+        across, doubted = (self.passed_across(), self.doubted_domains()) if crossing else (passed, set())
 
         def ok(i: int) -> bool:
             return (s.status[i] == "g" and i in passed and i not in self.busy and i not in self.claimed
-                    and i not in self.reserved and i not in avoid and i != x and (s.dom[i] == d or i in across))
+                    and i not in self.reserved and i not in avoid and i != x
+                    and (s.dom[i] == d or i in across or s.dom[i] not in doubted))
 
         if mode in ("own", "own-first"):
             lo = x
@@ -544,6 +546,18 @@ class CasePlanner:
         if self._passed is None:
             self._passed = {i for t in self.s.tests if t[3] == "P" for i in t[1]}
         return self._passed
+
+    def doubted_domains(self) -> set[int]:
+        """Domains in a failing test that left its domain: their nodes may be slow across racks
+        (a NIC that NVLink hides inside the rack, the rack's uplink) whatever they passed inside."""
+        if self._doubted is None:
+            dom = self.s.dom
+            self._doubted = set()
+            for t in self.s.tests:
+                doms = {dom[j] for j in t[1]}
+                if t[3] != "P" and len(doms) > 1:
+                    self._doubted.update(doms)
+        return self._doubted
 
     def passed_across(self) -> set[int]:
         """Nodes in at least one passing test that left its domain: only these are partners in
