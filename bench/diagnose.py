@@ -54,6 +54,7 @@ SIZES = (16, 64, 232, 512, 4096)
 NOISE = (0.0, 0.01, 0.05)
 SEEDS = {16: 150, 64: 120, 232: 80, 512: 40, 4096: 8}
 QUICK = {16: 30, 64: 30, 232: 20, 512: 10, 4096: 3}
+INTERMITTENT_SHARE = 0.9  # reported Intermittent in runs where its fault showed (docs/design/050)
 TINY_CASES = 4000  # random tiny clusters (diagnose/diagnose_tiny.py); --quick runs a quarter
 
 
@@ -93,6 +94,7 @@ def one(args):
             "bad" if named & set(sc.intermittent) else
             "unresolved" if {y for u in v.unresolved for y in u["nodes"]} & set(sc.intermittent) else "missed"),
         "partner_fp": len(named - truth - set(sc.intermittent)),
+        "shown": st.intermittent_shown > 0,  # the intermittent node's fault failed at least one run
         "link_obs": link_obs, "rack_obs": rack_obs,
         "error": None,
     }
@@ -663,13 +665,22 @@ def issue15_targets(cls, errors, plan_ms) -> list:
     lw = max(link_over, default=(0, None))
     out.append((lw[0] <= 2.0, f"issue 15: a link costs at most 2n node-rounds after the screen: worst {lw[0]:.2f}n "
                               f"({lw[1][0]} {lw[1][1]} p={lw[1][2]} {lw[1][3]})" if lw[1] else "issue 15: no link runs"))
-    inter = [x["intermittent"] for k, c in cls.items() if k[1] == "intermittent" for x in c["ours"]]
-    counts = {v: inter.count(v) for v in ("named", "bad", "unresolved", "missed")}
-    pfp = sum(x["partner_fp"] for k, c in cls.items() if k[1] == "intermittent" for x in c["ours"])
-    out.append((pfp == 0 and counts["bad"] == 0 and counts["missed"] == 0,
-                f"issue 15: intermittent node (fails ~half its runs), {len(inter)} runs: reported Intermittent "
-                f"{counts['named']}, named bad {counts['bad']}, unresolved {counts['unresolved']}, missed (healthy) "
-                f"{counts['missed']}; partners named bad {pfp}"))
+    runs = [x for k, c in cls.items() if k[1] == "intermittent" for x in c["ours"] if not x.get("error")]
+    shown = [x["intermittent"] for x in runs if x["shown"]]
+    hidden = [x["intermittent"] for x in runs if not x["shown"]]
+    counts = {v: shown.count(v) for v in ("named", "bad", "unresolved", "missed")}
+    pfp = sum(x["partner_fp"] for x in runs)
+    # docs/design/050, intermittent: only a run in which the node's fault failed at least one run or
+    # transfer can report it (else every test it was in passed); of those, none named bad, none
+    # blamed on a partner, and at least 90 % reported Intermittent (the rest unresolved or cleared:
+    # one crash among passes is what a flip at p = 5 % looks like)
+    ok = pfp == 0 and counts["bad"] == 0 and counts["named"] >= INTERMITTENT_SHARE * len(shown)
+    out.append((ok, f"issue 15: intermittent node (fails ~half its runs), {len(shown)} of {len(runs)} runs in which "
+                    f"its fault showed: reported Intermittent {counts['named']} "
+                    f"({counts['named'] / max(len(shown), 1):.0%}, >= {INTERMITTENT_SHARE:.0%}), named bad "
+                    f"{counts['bad']}, unresolved {counts['unresolved']}, missed (healthy) {counts['missed']}; "
+                    f"partners named bad {pfp}; {len(hidden)} runs in which every test holding it passed "
+                    f"(not reportable; reported Intermittent {hidden.count('named')})"))
     out.append((plan_ms < 50, f"issue 15: planning one round at 4096 nodes < 50 ms: max {plan_ms:.1f} ms"))
     return out
 

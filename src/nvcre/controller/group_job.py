@@ -13,6 +13,8 @@ from nvcre.controller.context import Context
 from nvcre.controller.gather import all_gpu_nodes
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
+from nvcre.timefmt import parse_duration
+from nvcre.workloads import pairwise
 
 GROUP_NODES_ANNOTATION_LIMIT = 64  # the group-nodes annotation repeats spec.nodes: small groups only
 DEFAULT_HEALTH = {"cel": {"expression": "node.spec.unschedulable == true"}}
@@ -87,6 +89,10 @@ def _job_spec(wf: dict, resolved, group: dict, objects: list[dict]) -> dict:
         if performance.get("measurementTimeout"):
             job_spec["measurementTimeout"] = performance["measurementTimeout"]
     timeout = dig(orch_spec, "execution", "timeoutPerJob")
+    if timeout and group.get("check") == "pairwise":  # one run per round-robin step, in turn
+        seconds = parse_duration(timeout)
+        if seconds:
+            timeout = pairwise.format_seconds(pairwise.job_seconds(seconds, len(group.get("nodes") or [])))
     if timeout:
         job_spec["timeoutPerJob"] = timeout
     if group.get("nodes"):

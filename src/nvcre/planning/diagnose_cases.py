@@ -47,10 +47,13 @@ class CasePlanner:
         self.claimed: set[int] = set()
         self.reserved: set[int] = set()
         self.planned: list[tuple] = []
+        self.batch: tuple[int, int] | None = None  # this round's shared probe: (case id, index in planned)
         self._baseline: float | None = None
         self._density: float | None = None
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
+        self._across: set[int] | None = None
+        self._doubted: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -180,9 +183,26 @@ class CasePlanner:
             return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
+        elif self.s.status[x] != "b" and self._crashes_beside_a_pass(x, tids):
+            return
         if self.s.status[x] != "b":
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
+
+    def _crashes_beside_a_pass(self, x: int, tids: list[int]) -> bool:
+        """Whether ``x``, about to be named bad, has only crashes against it (no figure) and a
+        pass of its own: a dead node passes only by a flip, an intermittent one by design, and
+        crash-only evidence cannot tell the two apart while the pass says it works at times. It
+        is then named Intermittent with its counts, never bad (docs/design/050, intermittent)."""
+        mine = [t for t in self.s.tests if x in t[1]]
+        fails = [t for t in mine if t[3] != "P"]
+        if len(fails) < 2 or any(t[3] != "F" or t[4] is not None for t in fails):
+            return False
+        passes = sum(1 for t in mine if t[3] == "P")
+        if not passes:
+            return False
+        self.mark_intermittent(x, len(fails), len(fails) + passes, tids)
+        return True
 
     def mark_intermittent(self, x: int, fails: int, tests: int, tids: list[int]) -> None:
         if self.s.status[x] not in ("b", "i"):  # named once (a probe and a per-pair Job may both read it)
@@ -196,7 +216,7 @@ class CasePlanner:
             # a degraded link reads slow; a pair that only ever crashed together while both ends
             # pass with others is flaky (one pass) or unexplained, not a measured link fault
             crashes = sum(1 for t in own if self.s.tests[t][3] == "F")
-            if crashes >= 3 and self.s.policy.link_check == "pairwise" and not any(
+            if crashes >= 2 and self.s.policy.link_check == "pairwise" and not any(
                     self.s.tests[t][2] in PAIR_TAGS for t in tids):
                 # beyond independent flips (O(p^3)): one end fails intermittently; measure each
                 # end with proven-good partners in one Job to say which (see _plan_probe)
@@ -324,6 +344,7 @@ class CasePlanner:
         self.busy = set()
         self.claimed = set()
         self.planned = []
+        self.batch = None
         self.reserved = set()
         for case in s.cases:
             self.reserved.update(_case_nodes(case))
@@ -481,11 +502,14 @@ class CasePlanner:
         self.planned.append((tuple(sorted(nodes)), tag, case["id"], slot))
 
     def helper(self, x: int, avoid: Iterable[int] = (), mode: str = "own-first",
-               exclude_domains: Iterable[int] = ()) -> int | None:
+               exclude_domains: Iterable[int] = (), crossing: bool = True) -> int | None:
         """A proven-good partner for ``x`` that is free this round.
 
         ``mode``: "own" (same domain only), "own-first" (same domain, else the
         nearest other one), "other" (another domain, not in ``exclude_domains``).
+        ``crossing``: a partner in another domain must have passed a test that left its domain
+        (``passed_across``); the per-pair probe, which reads failed transfers rather than
+        magnitudes, takes any proven-good node.
         """
         s = self.s
         avoid = set(avoid)
@@ -495,10 +519,12 @@ class CasePlanner:
         d = s.dom[x]
 
         passed = self.passed()
+        across, doubted = (self.passed_across(), self.doubted_domains()) if crossing else (passed, set())
 
         def ok(i: int) -> bool:
             return (s.status[i] == "g" and i in passed and i not in self.busy and i not in self.claimed
-                    and i not in self.reserved and i not in avoid and i != x)
+                    and i not in self.reserved and i not in avoid and i != x
+                    and (s.dom[i] == d or i in across or s.dom[i] not in doubted))
 
         if mode in ("own", "own-first"):
             lo = x
@@ -527,6 +553,29 @@ class CasePlanner:
         if self._passed is None:
             self._passed = {i for t in self.s.tests if t[3] == "P" for i in t[1]}
         return self._passed
+
+    def doubted_domains(self) -> set[int]:
+        """Domains in a failing test that left its domain: their nodes may be slow across racks
+        (a NIC that NVLink hides inside the rack, the rack's uplink) whatever they passed inside."""
+        if self._doubted is None:
+            dom = self.s.dom
+            self._doubted = set()
+            for t in self.s.tests:
+                doms = {dom[j] for j in t[1]}
+                if t[3] != "P" and len(doms) > 1:
+                    self._doubted.update(doms)
+        return self._doubted
+
+    def passed_across(self) -> set[int]:
+        """Nodes in at least one passing test that left its domain: only these are partners in
+        another domain. A test inside a rack can pass without the NIC or the rack uplink (MNNVL
+        runs it over NVLink), so a node proven good only there may be slow across racks, and its
+        partner would read as the slow one (docs/design/050, proven-good partners, item 12)."""
+        if self._across is None:
+            dom = self.s.dom
+            self._across = {i for t in self.s.tests if t[3] == "P" and len({dom[j] for j in t[1]}) > 1
+                            for i in t[1]}
+        return self._across
 
     def solo_test(self, case: dict, x: int, slot: str, tag: str, avoid: Iterable[int] = (),
                   mode: str = "own-first", exclude_domains: Iterable[int] = ()) -> tuple | None:
@@ -912,7 +961,24 @@ class CasePlanner:
         else:
             # second partners only once the pair's own failures would prove a link; else the pair first
             case["step"] = "linkcheck" if self._link_proven(case) else "together"
+        if case["step"] == "together" and self._one_crash(case):
+            # a screen pair that crashed once and passed a partner test: instead of one more run of
+            # the pair (an intermittent member passes it half the time and is cleared), the shared
+            # probe of this round reads each member against proven-good partners (``_plan_probe``)
+            self.new_case("probe", "run", members=list(members), origin=list(case["origin"]), ride_only="together",
+                          **{k: case[k] for k in ("need", "strict", "solo_ok", "used", "ctx") if k in case})
+            return False
         return True
+
+    def _one_crash(self, case: dict) -> bool:
+        """A node-context screen pair whose only own failure is one crash (no figure), with the
+        per-pair check at hand: a flip or an intermittent member (docs/design/050, intermittent)."""
+        s = self.s
+        members = set(case["members"])
+        if s.policy.link_check != "pairwise" or case.get("ctx", "node") != "node" or len(members) != 2:
+            return False
+        own = [t for t in case["origin"] if set(s.tests[t][1]) == members and s.tests[t][3] != "P"]
+        return len(own) == 1 and s.tests[own[0]][3] == "F" and s.tests[own[0]][4] is None
 
     def _crash_disagreement(self, case: dict) -> str | bool:
         """Whether a wide-round pair's own runs point at an intermittent member (docs/design/050,
@@ -956,27 +1022,45 @@ class CasePlanner:
                                     "together) joined the per-pair check of the cross check")
                 return None
             fallback = case.pop("ride_only", "")
-            if fallback:  # no per-pair check to join: the partner tests or one more run, as before
+            if fallback == "together" and self.batch is not None:
+                # a crash beside a pass: instead of one more run of the pair (a majority of three
+                # clears an intermittent member that passed twice), the pair joins this round's
+                # shared probe, which holds the proven-good partners once for every such pair
+                host, at = self.batch
+                nodes, tag, cid, slot = self.planned[at]
+                self.planned[at] = (tuple(sorted(set(nodes) | set(members))), tag, cid, slot)
+                self.busy.update(members)
+                case["host"], case["batched"] = host, fallback
+                return []
+            if fallback == "together":  # the first such pair this round hosts the shared probe
+                case["batched"] = fallback
+            elif fallback:  # no per-pair check to join: the partner tests or one more run, as before
                 case["kind"], case["step"], case["probed"] = "suspects", fallback, True
                 return self._plan_suspects(case)
         avoid = list(members) + [p for ps in case.get("used", {}).values() for p in ps]
         partners: list[int] = []
         for _ in range(PROBE_PARTNERS):
             x = members[len(partners) % len(members)]
-            h = self.helper(x, avoid + partners)
+            h = self.helper(x, avoid + partners, crossing=False)
             if h is None:
                 break
             partners.append(h)
             self.claimed.add(h)
         if not partners:
+            if case.pop("batched", ""):  # no partner free: one more run of the pair, as before
+                case["kind"], case["step"], case["probed"] = "suspects", "together", True
+                return self._plan_suspects(case)
             return WAIT
         used = case.setdefault("used", {})
         used["p"] = used.get("p", []) + partners
+        if case.get("batched") and not case.get("runs"):
+            self.batch = (case["id"], len(self.planned))  # add() appends the group next
         return [("all", list(members) + partners, "pairwise")]
 
     def _done_probe(self, case: dict) -> bool:
         s = self.s
-        _o, tid = self.result(case, "all")
+        _o, tid = self.result({"id": case.pop("host", case["id"])}, "all")  # a shared probe: its host's
+        batched = case.pop("batched", "")
         case["origin"] = case["origin"] + [tid]
         members = case["members"]
         nodes = s.tests[tid][1]
@@ -986,9 +1070,17 @@ class CasePlanner:
         own = [t for t in case["origin"] if set(s.tests[t][1]) == set(members)]
         pair_crashes = sum(1 for t in own if s.tests[t][3] == "F")
         pair_passes = sum(1 for t in own if s.tests[t][3] == "P")
+        if data is None and batched:
+            # the shared probe died as a whole (a flip reads as a crash): the pair runs once more,
+            # as it would have without the probe
+            case["kind"], case["step"], case["probed"] = "suspects", "together", True
+            return True
         if data is None:
-            if s.tests[tid][4] is None and runs < PROBE_RUNS:
+            if s.tests[tid][4] is None and runs < PROBE_RUNS and len(members) > 1:
                 return True  # the Job died as a whole (a flip reads as a crash): once more
+            if len(members) == 1:  # no figures: the third crash with partners, and no pass (as before)
+                self.convict_node(members[0], case["origin"])
+                return False
             # no per-pair figures (the runner gives none, or the Job died twice): partner tests
             self.new_case("suspects", "solo", members=list(members), origin=list(case["origin"]))
             return False
@@ -1036,17 +1128,24 @@ class CasePlanner:
         for x in undecided:
             fails, tests, with_mate = tally[str(x)]
             mate = f" and {with_mate} with its pair-mate" if with_mate else ""
+            before = (f"pair's {pair_crashes} crash(es)" if len(members) > 1
+                      else f"{case.get('crashes', 0)} crashes with partners")
             self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners{mate} beside its "
-                            f"pair's {pair_crashes} crash(es): too few to name it intermittent, too many to clear it",
+                            f"{before}: too few to name it intermittent, too many to clear it",
                             [t for t in case["origin"] if x in s.tests[t][1]])
         if named or undecided:
             self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
-        elif pair_crashes >= 2:
+        elif max(pair_crashes, case.get("crashes", 0)) >= 2 and not case.get("passes"):
             # neither member failed a transfer, yet the pair crashed twice together: more than one
             # flip explains (O(p^2)); an intermittent member that did not show this time is possible
-            self.unresolved(members, f"crashed {pair_crashes} of {len(own)} runs together, yet both completed "
-                            "every transfer with proven-good partners: one of them may fail intermittently",
-                            case["origin"])
+            if len(members) == 1:
+                self.unresolved(members, f"crashed {case.get('crashes', 0)} times with proven-good partners and "
+                                "never passed, yet completed every transfer of the per-pair check: it may fail "
+                                "intermittently", case["origin"])
+            else:
+                self.unresolved(members, f"crashed {pair_crashes} of {len(own)} runs together, yet both completed "
+                                "every transfer with proven-good partners: one of them may fail intermittently",
+                                case["origin"])
         else:
             self.mark(members, "g")
             first = s.tests[own[0]][0] if own else s.round
@@ -1194,6 +1293,15 @@ class CasePlanner:
             # crashes only: a job dying is what flips and intermittent faults look like, so a
             # node is named bad on three crashes and no pass; two and a pass make it intermittent,
             # and so do three counting the failures of its pair whose mate passed without it
+            if f >= 2 and q == 0 and self.s.policy.link_check == "pairwise":
+                # two crashes with partners and no pass: dead, or intermittent and unlucky (1 in 4
+                # at a crash rate of 1/2; then it crashed its screen and re-run too). The third
+                # look is one per-pair Job with proven-good partners instead of a third partner
+                # test: a dead node fails every transfer (bad), an intermittent one some
+                # (Intermittent); a Job that died as a whole is the third crash (``_done_probe``)
+                self.mark([x], "s")
+                self.new_case("probe", "run", members=[x], origin=list(case["origin"]), crashes=f)
+                return False
             if f >= 3 and q == 0:
                 self.convict_node(x, case["origin"])
                 return False
@@ -1211,6 +1319,16 @@ class CasePlanner:
             # both outcomes twice with proven-good partners: more disagreement than the noise
             # model's independent flips explain (O(p^2)); neither healthy nor its partners' fault
             self.mark_intermittent(x, f, f + q, case["origin"])
+            return False
+        mine = [t for t in self.s.tests if x in t[1] and t[3] == "F"]
+        if (q >= 2 and self.s.policy.link_check == "pairwise" and not case.get("probed")
+                and len(mine) >= 2 and all(t[4] is None for t in mine)):
+            # two crashes (one with a proven-good partner, one in its pair whose mate passed without
+            # it), then passes: two flips on one node (O(p^2), but among hundreds of pairs) or an
+            # intermittent node; the per-pair probe decides instead of clearing it
+            self.mark([x], "s")
+            self.new_case("probe", "run", members=[x], origin=list(case["origin"]), crashes=f + case.get("extra", 0),
+                          passes=q)
             return False
         if q >= 2:
             self.mark([x], "g")

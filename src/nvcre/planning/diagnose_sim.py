@@ -180,6 +180,7 @@ class Fleet:
         self.rng = random.Random(f"noise:{scenario.seed if seed is None else seed}:{scenario.kind}")
         self.tests = 0
         self.node_rounds = 0
+        self.shown = 0  # runs or transfers an intermittent node's own fault failed (its fault showed)
 
     def run_pairwise(self, group: Sequence[str]) -> GroupResult:
         """One Job that measures every pair of ``group`` in turn (send/receive between the
@@ -197,6 +198,7 @@ class Fleet:
                 q = sc.intermittent.get(n)
                 if q is not None and self.rng.random() < q:
                     value = None
+                    self.shown += 1
             pairs[(a, b)] = value
         figures = [v for v in pairs.values() if v is not None]
         worst = min(figures) if figures else None
@@ -256,6 +258,7 @@ class Fleet:
             q = sc.intermittent.get(n)
             if q is not None and self.rng.random() < q:
                 crash = True
+                self.shown += 1
         if crash:
             return GroupResult(list(group), False, None, "WorkloadFailed", "crash")
         if sc.flip and self.rng.random() < sc.flip:
@@ -278,6 +281,7 @@ class RunStats:
     plan_seconds: list[float]
     max_groups_per_round: int
     disjoint: bool
+    intermittent_shown: int = 0  # how often an intermittent node's fault failed a run or a transfer
 
 
 class RoundTripMismatch(AssertionError):
@@ -342,4 +346,4 @@ def run_planner(sc: Scenario, policy: DiagnosePolicy | None = None, roundtrip: b
         raise RuntimeError(f"the planner did not finish within {max_steps} rounds")
     verdict = step
     return RunStats(verdict, verdict.rounds, first_fail, fleet.tests, fleet.node_rounds, after_first,
-                    plan, widest, disjoint)
+                    plan, widest, disjoint, fleet.shown)

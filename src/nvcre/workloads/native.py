@@ -30,11 +30,14 @@ COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-ind
 
 def _job(ctx: RenderContext, name: str, role: str, pod: dict[str, Any], count: int) -> dict[str, Any]:
     spec: dict[str, Any] = {"completionMode": "Indexed"} if count > 1 or role != "launcher" else {}
+    deadline = ctx.deadline_seconds()
+    if ctx.pairwise:  # one run of the workload per round-robin step, one step after another
+        deadline = pairwise.job_seconds(deadline, ctx.size)
     spec |= {
         "completions": count,
         "parallelism": count,
         "backoffLimit": 0,
-        "activeDeadlineSeconds": ctx.deadline_seconds(),
+        "activeDeadlineSeconds": deadline,
         "template": {
             "metadata": {"labels": ctx.template_labels(role)},
             "spec": pod,

@@ -13,6 +13,10 @@ figure (and its threshold) is the slowest pair's. A pair whose run failed has no
 figure (``-``): crash evidence, never a slow measurement. The script exits non-zero
 when any pair failed. It is plain bash (arrays, ``mapfile``, ``awk``), as in the
 images the catalog's MPI workloads use.
+
+The steps run one after another, so the Job's time grows with their number (``steps``):
+its timeouts (the controller's timeoutPerJob, the Kubernetes backstop) are scaled by it
+(``job_seconds``), else 64 nodes (63 steps) would be killed a few steps in.
 """
 
 from __future__ import annotations
@@ -76,6 +80,29 @@ if [ -n "$slowest" ]; then cat "$slowest"; fi
 rm -rf "$dir"
 [ "$failed" = 0 ]
 """.replace("PAIR_PREFIX", PAIR_PREFIX).replace("BANNER", BANNER)
+
+
+MAX_JOB_SECONDS = 720 * 3600  # the API's longest duration (api.common.parse_duration)
+
+
+def steps(hosts: int) -> int:
+    """Round-robin steps the script runs for ``hosts`` hosts: n - 1 for even n, n for odd n
+    (a blank joins the ring; its partner sits the step out). At least 1."""
+    return max(hosts - 1 + hosts % 2, 1)
+
+
+def job_seconds(seconds: float, hosts: int) -> int:
+    """A timeout for the whole check, from ``seconds`` budgeted for one run of the workload:
+    each step is such a run (on two nodes, the step's pairs side by side) and the steps run
+    in turn, so ``seconds`` per step; at most ``MAX_JOB_SECONDS``."""
+    return int(min(seconds * steps(hosts), MAX_JOB_SECONDS))
+
+
+def format_seconds(seconds: int) -> str:
+    """``seconds`` as a duration the API accepts (``15h45m``, ``90s``)."""
+    h, rest = divmod(int(seconds), 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v) or "1s"
 
 
 def available(resolved: ResolvedCategory, adapter: str) -> bool:

@@ -60,3 +60,19 @@ def test_read_bandwidth_on_real_fixture(fixtures_dir):
     assert reading.status["results"] and reading.status["bandwidth"]
     assert read_bandwidth(None).note == "LogsUnavailable"
     assert read_bandwidth("garbage\n").note == "NoDataCollected"
+
+
+def test_a_pairwise_groups_timeout_is_scaled_by_its_round_robin_steps():
+    resolved = compose.resolve_certification_category(CERT, 0, "aws", "h100")
+    ctx = Context(kube=_NoKube(), settings=Settings())
+    wf = compose.workflow_for_category(ctx, CERT, 0, resolved, "native")
+    wf["metadata"]["uid"] = "wf-uid"
+    wf["status"] = {"orchestration": {"detectedPlatform": "aws", "detectedGPUArchitecture": "h100"}}
+    wf["spec"]["orchestration"].setdefault("execution", {})["timeoutPerJob"] = "15m"
+    nodes = [f"gpu-node-{i:02d}" for i in range(64)]
+    plain = group_job.job_for_group(ctx, wf, {"name": "g", "nodes": nodes}, "wf-g-iter-1", 1)
+    assert plain["spec"]["timeoutPerJob"] == "15m"
+    check = group_job.job_for_group(ctx, wf, {"name": "g", "nodes": nodes, "check": "pairwise"}, "wf-g-iter-1", 1)
+    assert check["spec"]["timeoutPerJob"] == "15h45m"  # 63 two-node runs, 15 minutes each
+    odd = group_job.job_for_group(ctx, wf, {"name": "g", "nodes": nodes[:5], "check": "pairwise"}, "wf-g-iter-1", 1)
+    assert odd["spec"]["timeoutPerJob"] == "1h15m"  # 5 nodes: 5 steps, one node sits out each

@@ -13,6 +13,7 @@ from nvcre.catalog.resolve import resolve_category
 from nvcre.errors import UserError
 from nvcre.measure.nccl import parse_nccl_log
 from nvcre.measure.pairwise import parse_pair_lines
+from nvcre.timefmt import parse_duration
 from nvcre.workloads import pairwise
 from nvcre.workloads.render import render_workload
 
@@ -80,3 +81,21 @@ def test_the_script_measures_every_pair_once_in_disjoint_steps(tmp_path):
     for (p, (s1, e1)), (q, (s2, e2)) in itertools.combinations(span.items(), 2):
         if s1 < e2 and s2 < e1:  # ran at the same time
             assert not ({x.split(":")[0] for x in p.split(",")} & {x.split(":")[0] for x in q.split(",")}), (p, q)
+
+
+def test_steps_follow_the_schedule_and_scale_the_jobs_backstop():
+    from nvcre.sim.fabric import FabricModel
+
+    for n in range(2, 12):  # the script's ring is the circle method the fleet model schedules
+        assert pairwise.steps(n) == len(FabricModel.round_robin([f"h{i}" for i in range(n)])), n
+    assert pairwise.steps(64) == 63 and pairwise.steps(1) == 1
+    assert pairwise.job_seconds(900, 64) == 63 * 900
+    assert pairwise.job_seconds(24 * 3600, 256) == pairwise.MAX_JOB_SECONDS  # the API's longest duration
+    assert pairwise.format_seconds(63 * 900) == "15h45m" and pairwise.format_seconds(90) == "1m30s"
+    nodes = [f"n{i}" for i in range(64)]
+    r = _r("communication/nccl-all-reduce")
+    backstop = 2 * int(parse_duration(r.timeout_per_job))  # twice timeoutPerJob for one run
+    for check, factor in ((False, 1), (True, 63)):
+        objs = render_workload(r, name="w", namespace="ns", nodes=nodes, job="j", group="g", pairwise=check)
+        deadlines = {o["metadata"]["name"]: o["spec"]["activeDeadlineSeconds"] for o in objs if o["kind"] == "Job"}
+        assert deadlines == dict.fromkeys(("w-worker", "w-launcher"), min(backstop * factor, pairwise.MAX_JOB_SECONDS))
