@@ -52,6 +52,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def field_sizes(obj: dict, top: int = 4) -> str:
+    """Where an object's bytes are: its largest second-level fields (e.g. status.nodesRan)."""
+    parts = [(len(json.dumps(v)), f"{k}.{kk}") for k in ("metadata", "spec", "status")
+             for kk, v in (obj.get(k) or {}).items()]
+    return ", ".join(f"{name} {size / 1024:.0f} KiB" for size, name in sorted(parts, reverse=True)[:top])
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -209,14 +216,13 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
             cpu, rss = cpu_seconds(ctl.pid) - cpu0, peak_rss_mb(ctl.pid)
             requests = api_requests(scrape(port)) - requests0
             jobs = kube.list(NVCRE_API_VERSION, "Job", "bench")
-            largest = max(
-                ((len(json.dumps(o)), f"{o['kind']}/{o['metadata']['name']}")
-                 for kind, api in (("Certification", NVCRE_API_VERSION), ("Workflow", NVCRE_API_VERSION),
-                                   ("Job", NVCRE_API_VERSION), ("ConfigMap", "v1"),
-                                   ("BandwidthMeasurement", NVCRE_API_VERSION))
-                 for o in kube.list(api, kind, "bench")),
-                default=(0, "-"),
-            )
+            written = [o for kind, api in (("Certification", NVCRE_API_VERSION), ("Workflow", NVCRE_API_VERSION),
+                                           ("Job", NVCRE_API_VERSION), ("ConfigMap", "v1"),
+                                           ("BandwidthMeasurement", NVCRE_API_VERSION))
+                       for o in kube.list(api, kind, "bench")]
+            biggest = max(written, key=lambda o: len(json.dumps(o)), default=None)
+            largest = ((len(json.dumps(biggest)), f"{biggest['kind']}/{biggest['metadata']['name']}", field_sizes(biggest))
+                       if biggest else (0, "-", ""))
         finally:
             ends.stop.set()
             ctl.terminate()
@@ -268,7 +274,8 @@ def report(r: dict) -> list[str]:
     print(f"  controller CPU {r['cpu']:.1f} s ({r['cpu'] / r['nodes'] * 1000:.1f} ms per node), peak RSS {r['rss']:.0f} MB "
           f"(budget {RSS_BUDGET_MB:.0f} MB)")
     print(f"  API requests {r['requests']:.0f} = {r['requests'] / max(r['jobs'], 1):.1f} per Job")
-    print(f"  largest object {r['largest'][1]}: {r['largest'][0] / 1024:.0f} KiB (budget {OBJECT_BUDGET // 1024} KiB)")
+    print(f"  largest object {r['largest'][1]}: {r['largest'][0] / 1024:.0f} KiB (budget {OBJECT_BUDGET // 1024} KiB; "
+          f"{r['largest'][2]})")
     if r["nodes"] >= 1024 and r["scale"] == "full-scale" and ratio >= OVERHEAD_BUDGET:
         misses.append(f"{r['nodes']} {r['scale']}: apply->verdict minus workload {ratio * 100:.0f} %")
     if r["lag_max"] > DECISION_LAG_BUDGET_S:
