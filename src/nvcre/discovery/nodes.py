@@ -44,8 +44,11 @@ def target_dict(target: Any) -> dict[str, Any]:
     return dict(target)
 
 
-def _expression_matches(labels: Mapping[str, str], expr: Mapping[str, Any]) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+def requirement_matches(labels: Mapping[str, str], req: Mapping[str, Any], *, numeric: bool = False) -> bool:
+    """One nodeSelectorRequirement against a node's labels. ``numeric``: Gt/Lt compare integers
+    as the scheduler does (pod affinity, ``workloads.placement``); without it other operators
+    never match, as in the reference's node filter (discovery)."""
+    key, op, values = req.get("key"), req.get("operator"), list(req.get("values") or [])
     if op == "In":
         return key in labels and labels[key] in values
     if op == "NotIn":
@@ -54,7 +57,13 @@ def _expression_matches(labels: Mapping[str, str], expr: Mapping[str, Any]) -> b
         return key in labels
     if op == "DoesNotExist":
         return key not in labels
-    return False  # other operators never match (the reference does the same)
+    if numeric and op in ("Gt", "Lt") and key in labels and len(values) == 1:
+        try:
+            have, bound = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
 
 
 def _taint_matches(taint: Mapping[str, Any], selector: Mapping[str, Any]) -> bool:
@@ -83,7 +92,7 @@ def select_target_nodes(nodes: Sequence[Mapping[str, Any]], target: Any) -> Sele
         labels = labels_of(node)
         if any(labels.get(k) != v for k, v in selector.items()):
             continue
-        if not all(_expression_matches(labels, e) for e in expressions):
+        if not all(requirement_matches(labels, e) for e in expressions):
             continue
         if names and name_of(node) not in names:
             continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from nvcre.discovery.nodes import requirement_matches
 from nvcre.discovery.racks import RACK_LABELS
 
 HOSTNAME_KEY = "kubernetes.io/hostname"
@@ -73,26 +74,6 @@ def hostnames(group: Sequence[str]) -> Placement:
     return Placement(((Requirement(HOSTNAME_KEY, "In", tuple(group)),),), "hostnames")
 
 
-def requirement_matches(labels: Mapping[str, str], req: Mapping) -> bool:
-    """One nodeSelectorRequirement against a node's labels (Gt/Lt: integer comparison)."""
-    key, op, values = req.get("key"), req.get("operator"), list(req.get("values") or [])
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and len(values) == 1:
-        try:
-            have, bound = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > bound if op == "Gt" else have < bound
-    return False
-
-
 def placement(group: Sequence[str], nodes: Mapping[str, Mapping[str, str]] | None, *,
               base: Sequence[Mapping] = (), topology_keys: Sequence[str] = RACK_LABELS,
               explicit_limit: int = EXPLICIT_LIMIT, cap: int = COMPACT_CAP) -> Placement:
@@ -109,7 +90,7 @@ def placement(group: Sequence[str], nodes: Mapping[str, Mapping[str, str]] | Non
     if len(members) <= explicit_limit or not nodes:
         return best
     universe = {name: _with_hostname(name, labels) for name, labels in nodes.items()
-                if all(requirement_matches(_with_hostname(name, labels), r) for r in base)}
+                if all(requirement_matches(_with_hostname(name, labels), r, numeric=True) for r in base)}
     wanted = set(members)
     for candidate in [_complement(members, universe)] + [_domains(members, wanted, universe, k) for k in topology_keys]:
         if candidate is not None and candidate.size <= cap and candidate.size < best.size:
