@@ -47,17 +47,22 @@ def _drain(queue: WorkQueue) -> list:
     return keys
 
 
-@pytest.fixture
-def waiting_world():
-    """Four GPU nodes, none in the pool the Certification and the WorkloadRun target."""
+def _world(kube_class, target: dict):
+    """Four GPU nodes and a Certification of one loopback category over ``target``."""
     fleet = build_fleet(FleetSpec(nodes=4, racks=1))
-    kube = FakeKube(fleet.nodes)
+    kube = kube_class(fleet.nodes)
     clock = Clock(CREATED + 10)
     ctx = Context(kube=kube, settings=Settings(), clock=clock)
     kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
-              "spec": {"target": {"nodeSelector": POOL},
-                       "categories": [{"domain": "communication", "variant": "nccl-loopback",
-                                       "options": {"testScale": "intra-node"}}]}})
+              "spec": {"target": target, "categories": [{"domain": "communication", "variant": "nccl-loopback",
+                                                         "options": {"testScale": "intra-node"}}]}})
+    return fleet, kube, clock, ctx
+
+
+@pytest.fixture
+def waiting_world():
+    """Four GPU nodes, none in the pool the Certification and the WorkloadRun target."""
+    fleet, kube, clock, ctx = _world(FakeKube, {"nodeSelector": POOL})
     kube.add({"apiVersion": API, "kind": "WorkloadRun", "metadata": {"name": "run", "namespace": "ns"},
               "spec": {"target": {"nodeSelector": POOL}, "image": "example.com/app:1", "numNodes": 1,
                        "framework": {"exec": {"command": ["true"]}}}})
@@ -286,13 +291,7 @@ class GatedKube(FakeKube):
 @pytest.fixture
 def denied_world():
     """A Certification's Workflow in namespace ``ns``, where the controller may not work yet."""
-    fleet = build_fleet(FleetSpec(nodes=4, racks=1))
-    kube = GatedKube(fleet.nodes)
-    clock = Clock(CREATED + 10)
-    ctx = Context(kube=kube, settings=Settings(), clock=clock)
-    kube.add({"apiVersion": API, "kind": "Certification", "metadata": {"name": "cert", "namespace": "ns"},
-              "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback",
-                                                    "options": {"testScale": "intra-node"}}]}})
+    fleet, kube, clock, ctx = _world(GatedKube, {})
     reconcile_certification(ctx, "ns", "cert")
     workflow = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
     controller = Controller(ctx, {})
