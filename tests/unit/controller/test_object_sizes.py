@@ -178,3 +178,25 @@ def test_rendered_pod_carriers_stay_small_at_4096_nodes(adapter, category):
         for obj in carriers:
             size = len(json.dumps(obj))
             assert size < POD_CARRIER_BOUND, (shape, obj["kind"], obj["metadata"]["name"], size)
+
+
+def test_a_fleet_wide_health_event_keeps_the_job_status_small():
+    # 4096 nodes turn NotReady while the Job runs (a lost control plane, a power event): every
+    # node is listed, the first MESSAGE_ENTRIES with their 1 KiB message, the rest name and reason
+    from nvcre.controller.decide.job_pass import MESSAGE_ENTRIES, MESSAGE_LIMIT, health_entries
+
+    names = [f"{PREFIX}-{i:04d}" for i in range(NODES)]
+    first = {n: "x" * 4 * MESSAGE_LIMIT for n in names[:10]}
+    listed, _ = c.merge_failed_nodes([], health_entries([], first))
+    rest = {n: "NodeNotReady: " + "y" * 2 * MESSAGE_LIMIT for n in names}
+    listed, _ = c.merge_failed_nodes(listed, health_entries(listed, rest))
+    assert {n["name"] for n in listed} == set(names)
+    with_message = [n for n in listed if n.get("message")]
+    assert len(with_message) == MESSAGE_ENTRIES and all(len(n["message"]) == MESSAGE_LIMIT for n in with_message)
+    assert len(json.dumps(listed)) < 480 * 1024  # was over 4 MiB of messages
+    # the whole Job with every list at its longest: the group, where ranks ran, the sick nodes and
+    # the longest logs the status keeps (8 pods x 8 KiB, 32 KiB failure log) stays under 1 MiB
+    logs = [{"pod": f"p-{i}", "lines": ["z" * 8192]} for i in range(8)]
+    job = {"spec": {"nodes": names}, "status": {"nodesRan": names, "failedNodes": listed, "failedNodeCount": NODES,
+                                                "podLogs": logs, "failureLog": "w" * 32 * 1024}}
+    assert len(json.dumps(job)) < MiB

@@ -94,12 +94,29 @@ def newly_sick(status: dict, sick: dict[str, str]) -> set[str]:
     return set(sick) - known
 
 
+def health_entries(listed: list[dict] | None, sick: dict[str, str]) -> list[dict]:
+    """Entries for nodes the health check found sick. Each node is listed (its own verdict),
+    but only the first ``MESSAGE_ENTRIES`` of them carry their message: a fleet-wide event
+    (4096 NotReady nodes, 1 KiB each) would otherwise push the Job past the object limit."""
+    known = [n for n in listed or [] if n.get("reason") == NodeReason.HARDWARE_FAILURE_DETECTED]
+    room = MESSAGE_ENTRIES - sum(1 for n in known if n.get("message"))
+    seen = {n.get("name") for n in known}
+    out = []
+    for name, message in sorted(sick.items()):
+        if name in seen:
+            continue
+        entry = {"name": name, "reason": NodeReason.HARDWARE_FAILURE_DETECTED}
+        if room > 0 and message:
+            entry["message"] = message[:MESSAGE_LIMIT]
+            room -= 1
+        out.append(entry)
+    return out
+
+
 def _record_health(st: dict, sick: dict[str, str], gen) -> None:
     if not sick:
         return
-    entries = [{"name": n, "reason": NodeReason.HARDWARE_FAILURE_DETECTED, "message": m[:MESSAGE_LIMIT]}
-               for n, m in sorted(sick.items())]
-    st["failedNodes"], added = c.merge_failed_nodes(st.get("failedNodes"), entries)
+    st["failedNodes"], added = c.merge_failed_nodes(st.get("failedNodes"), health_entries(st.get("failedNodes"), sick))
     if added:
         st["failedNodeCount"] = len({n["name"] for n in st["failedNodes"]})
         names = sorted(sick)
