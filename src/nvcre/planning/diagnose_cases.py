@@ -2173,6 +2173,9 @@ def _uplink_reads_same(named: set[int], inside_deg: Mapping[int, int],
             for x, y in ((a, b), (b, a)):
                 if x in named:
                     own_failed.setdefault(x, set()).add(y)
+    named_in: dict[int, set[int]] = {}  # rack -> its named nodes
+    for x in named:
+        named_in.setdefault(dom[x], set()).add(x)
     out = set()
     near: list[tuple[int, int, float]] | None = None
     for x in named:
@@ -2182,22 +2185,21 @@ def _uplink_reads_same(named: set[int], inside_deg: Mapping[int, int],
             continue
         # a pair with another named node of its rack reads the slower end's figure: no evidence
         # about x's uplink either way, so it is left out while x keeps another rack mate
-        mates = {y for y in named if y != x and dom[y] == dom[x]}
-        mate_pairs: list[tuple[int, int, float]] = []
-        if mates:
-            if near is None:
-                near = touching()
-            mate_pairs = [p for p in near if (p[0] == x and p[1] in mates) or (p[1] == x and p[0] in mates)]
-            if own - len(mates - gone) <= 0:
-                mates, mate_pairs = set(), []
-            else:
-                own -= len(mates - gone)
+        mates = named_in.get(dom[x], set()) - {x}
+        if mates and own - len(mates - gone) > 0:
+            own -= len(mates - gone)
+        else:
+            mates = set()
         need = max(1, math.ceil(PAIR_NODE_SHARE * own))
-        if inside_deg.get(x, 0) - len(mate_pairs) < need:
+        if inside_deg.get(x, 0) < need:  # (an uplink: no slow pair inside its rack, nothing read)
             out.add(x)  # too few slow pairs inside its rack, whatever their figures
             continue
         if near is None:
             near = touching()
+        mate_pairs = sum(1 for a, b, _v in near if (a == x and b in mates) or (b == x and a in mates)) if mates else 0
+        if inside_deg.get(x, 0) - mate_pairs < need:
+            out.add(x)
+            continue
         values = sorted(v for a, b, v in near if x in (a, b) and dom[a] != dom[b])
         if not values:
             continue
