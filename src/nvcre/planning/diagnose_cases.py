@@ -16,6 +16,7 @@ from itertools import chain, compress, repeat
 from operator import and_, eq, itemgetter, not_, or_
 
 from nvcre.planning.diagnose_model import CROSS_PAIRS, PAIR_TAGS
+from nvcre.planning.pair_noise import flips_explain
 
 WAIT = "wait"  # a case that cannot get a partner this round plans nothing and waits
 WIDE_ROUND = 8  # more parallel tests than this in one round: one more failure before convicting
@@ -1923,7 +1924,8 @@ def decode_pairs(slow: Sequence[tuple[int, int, float]], members: Sequence[int],
     evidence (docs/design/050, failed measurements), never a slow pair, so it cannot make a
     node, rack or link slow. Failed transfers are charged to the node failing most of them
     (greedily, as long as one fails two or more): failing every transfer (three or more) names
-    it bad, failing some while others completed names it intermittent; what is left is at most
+    it bad, and so does failing all but what flips explain (``pair_noise.flips_explain``);
+    failing some while more completed names it intermittent; what is left is at most
     one failed transfer per node (``crashed``: followed up, never convicted here). Only these
     findings are kept in the state, not the pairs (8 million at 4096 nodes). A slow pair on a
     ``known`` bad link (named before) is explained already: it counts for neither end, so the
@@ -2075,11 +2077,15 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
         left = list(zip(ia, ib, vals)) if keep is None else [(ia[k], ib[k], vals[k]) for k in compress(range(n), keep)]
     # a node that failed with a good share of its partners but far from all: its pairs disagree
     # with each other far beyond independent noise (a link is one pair, a bad node nearly all)
+    # (its pairs explained by a named node or rack are no evidence either way; a node slow with
+    # all the rest but what flips explain is not intermittent: its pairs stay to be explained)
     ldeg = _degrees(left)
-    flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1))))
+    measured = {x: m - 1 - fdeg.get(x, 0) - (deg[x] - k) for x, k in ldeg.items()}
+    flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1)))
+                   and not flips_explain(k, max(0, measured[x] - k)))
     flaky_set = set(flaky)
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
-    intermittent = [[x, ldeg[x], m - 1] for x in flaky]
+    intermittent = [[x, ldeg[x], measured[x]] for x in flaky]
     dead, some, follow = _charge_failures(failed, m, bad_set | flaky_set)
     bad.extend(x for x, _k in dead)
     intermittent.extend([x, k, m - 1] for x, k in some)
@@ -2161,28 +2167,44 @@ def _uplink_reads_same(named: set[int], inside_deg: Mapping[int, int],
     size: dict[int, int] = {}
     for i in members:
         size[dom[i]] = size.get(dom[i], 0) + 1
-    own_failed: dict[int, int] = {}
+    own_failed: dict[int, set[int]] = {}  # rack mates its transfer with failed (no figure)
     for a, b in failed:
         if dom[a] == dom[b]:
-            for x in (a, b):
+            for x, y in ((a, b), (b, a)):
                 if x in named:
-                    own_failed[x] = own_failed.get(x, 0) + 1
+                    own_failed.setdefault(x, set()).add(y)
+    named_in: dict[int, set[int]] = {}  # rack -> its named nodes
+    for x in named:
+        named_in.setdefault(dom[x], set()).add(x)
     out = set()
     near: list[tuple[int, int, float]] | None = None
     for x in named:
-        own = size.get(dom[x], 1) - 1 - own_failed.get(x, 0)
+        gone = own_failed.get(x, set())
+        own = size.get(dom[x], 1) - 1 - len(gone)
         if own <= 0:
             continue
+        # a pair with another named node of its rack reads the slower end's figure: no evidence
+        # about x's uplink either way, so it is left out while x keeps another rack mate
+        mates = named_in.get(dom[x], set()) - {x}
+        if mates and own - len(mates - gone) > 0:
+            own -= len(mates - gone)
+        else:
+            mates = set()
         need = max(1, math.ceil(PAIR_NODE_SHARE * own))
-        if inside_deg.get(x, 0) < need:
+        if inside_deg.get(x, 0) < need:  # (an uplink: no slow pair inside its rack, nothing read)
             out.add(x)  # too few slow pairs inside its rack, whatever their figures
             continue
         if near is None:
             near = touching()
+        mate_pairs = sum(1 for a, b, _v in near if (a == x and b in mates) or (b == x and a in mates)) if mates else 0
+        if inside_deg.get(x, 0) - mate_pairs < need:
+            out.add(x)
+            continue
         values = sorted(v for a, b, v in near if x in (a, b) and dom[a] != dom[b])
         if not values:
             continue
-        inside = [v for a, b, v in near if dom[a] == dom[b] for y in (a, b) if y == x]
+        inside = [v for a, b, v in near if dom[a] == dom[b] and a not in mates and b not in mates
+                  for y in (a, b) if y == x]
         level = values[len(values) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
         if sum(1 for v in inside if v >= level) < need:
             out.add(x)
@@ -2193,8 +2215,9 @@ def _charge_failures(failed: Sequence[tuple[int, int]], m: int, named: set[int])
     """Failed transfers charged to nodes, the node failing most of them first (ties: lowest
     index), as long as it fails two or more: a healthy partner of a crashing node fails only its
     one transfer with it, so it is never charged. Transfers of an already named node are
-    explained by it. Returns ([node, fails] that failed all of three or more transfers (dead),
-    [node, fails] that failed two or more and completed others (intermittent), [node, fails,
+    explained by it. Returns ([node, fails] that failed three or more transfers and completed
+    at most what flips explain (dead; ``pair_noise.flips_explain``), [node, fails] that failed
+    two or more and completed more than that (intermittent), [node, fails,
     mates] too few to decide on: followed up with proven-good partners)."""
     pending = [(a, b) for a, b in failed if a not in named and b not in named]
     dead: list[list[int]] = []
@@ -2209,10 +2232,10 @@ def _charge_failures(failed: Sequence[tuple[int, int]], m: int, named: set[int])
         if k < 2:
             break
         total = sum(1 for a, b in failed if x in (a, b))
-        if total < m - 1:
-            some.append([x, total])
-        elif total >= 3:
+        if total >= 3 and flips_explain(total, m - 1 - total):  # its completed ones: flips (pair_noise)
             dead.append([x, total])
+        elif total < m - 1:
+            some.append([x, total])
         else:  # failed both of its two transfers (three nodes): two crashes, no pass
             follow.append([x, total, []])
         pending = [(a, b) for a, b in pending if x not in (a, b)]
