@@ -346,9 +346,6 @@ def _rack_explanations(s: DiagnoseState) -> tuple[set[int], dict[int, int]]:
         if x in folded or x in alternatives or x in inside:
             continue
         partner = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F" and s.tests[t][2] in PARTNER_TAGS]
-        if not partner:  # named on group readings alone (a cross check, a per-pair Job): the measured ones
-            partner = [s.tests[t] for t in tids if x in s.tests[t][1] and s.tests[t][3] == "F"
-                       and s.tests[t][4] is not None]
         shared = set.intersection(*({s.dom[i] for i in t[1] if i != x} for t in partner)) if partner else set()
         shared = {d for d in shared if d != s.dom[x] and d not in crossing_pass and s.domain_names[d]}
         if shared:

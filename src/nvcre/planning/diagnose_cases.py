@@ -53,8 +53,6 @@ class CasePlanner:
         self._density: float | None = None
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
-        self._across: set[int] | None = None
-        self._doubted: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -503,14 +501,11 @@ class CasePlanner:
         self.planned.append((tuple(sorted(nodes)), tag, case["id"], slot))
 
     def helper(self, x: int, avoid: Iterable[int] = (), mode: str = "own-first",
-               exclude_domains: Iterable[int] = (), crossing: bool = True) -> int | None:
+               exclude_domains: Iterable[int] = ()) -> int | None:
         """A proven-good partner for ``x`` that is free this round.
 
         ``mode``: "own" (same domain only), "own-first" (same domain, else the
         nearest other one), "other" (another domain, not in ``exclude_domains``).
-        ``crossing``: a partner in another domain must have passed a test that left its domain
-        (``passed_across``); the per-pair probe, which reads failed transfers rather than
-        magnitudes, takes any proven-good node.
         """
         s = self.s
         avoid = set(avoid)
@@ -520,12 +515,10 @@ class CasePlanner:
         d = s.dom[x]
 
         passed = self.passed()
-        across, doubted = (self.passed_across(), self.doubted_domains()) if crossing else (passed, set())
 
         def ok(i: int) -> bool:
             return (s.status[i] == "g" and i in passed and i not in self.busy and i not in self.claimed
-                    and i not in self.reserved and i not in avoid and i != x
-                    and (s.dom[i] == d or i in across or s.dom[i] not in doubted))
+                    and i not in self.reserved and i not in avoid and i != x)
 
         if mode in ("own", "own-first"):
             lo = x
@@ -554,29 +547,6 @@ class CasePlanner:
         if self._passed is None:
             self._passed = {i for t in self.s.tests if t[3] == "P" for i in t[1]}
         return self._passed
-
-    def doubted_domains(self) -> set[int]:
-        """Domains in a failing test that left its domain: their nodes may be slow across racks
-        (a NIC that NVLink hides inside the rack, the rack's uplink) whatever they passed inside."""
-        if self._doubted is None:
-            dom = self.s.dom
-            self._doubted = set()
-            for t in self.s.tests:
-                doms = {dom[j] for j in t[1]}
-                if t[3] != "P" and len(doms) > 1:
-                    self._doubted.update(doms)
-        return self._doubted
-
-    def passed_across(self) -> set[int]:
-        """Nodes in at least one passing test that left its domain: only these are partners in
-        another domain. A test inside a rack can pass without the NIC or the rack uplink (MNNVL
-        runs it over NVLink), so a node proven good only there may be slow across racks, and its
-        partner would read as the slow one (docs/design/050, proven-good partners, item 12)."""
-        if self._across is None:
-            dom = self.s.dom
-            self._across = {i for t in self.s.tests if t[3] == "P" and len({dom[j] for j in t[1]}) > 1
-                            for i in t[1]}
-        return self._across
 
     def solo_test(self, case: dict, x: int, slot: str, tag: str, avoid: Iterable[int] = (),
                   mode: str = "own-first", exclude_domains: Iterable[int] = ()) -> tuple | None:
@@ -1042,7 +1012,7 @@ class CasePlanner:
         partners: list[int] = []
         for _ in range(PROBE_PARTNERS):
             x = members[len(partners) % len(members)]
-            h = self.helper(x, avoid + partners, crossing=False)
+            h = self.helper(x, avoid + partners)
             if h is None:
                 break
             partners.append(h)
