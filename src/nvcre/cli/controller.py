@@ -24,6 +24,9 @@ def run_controller(
         "127.0.0.1", "--metrics-address", help="Address the metrics server binds (0.0.0.0 in a pod, so its Service reaches it)."
     ),
     resync_seconds: float = typer.Option(300.0, "--resync-seconds", help="Safety-net resync period: every unfinished object is looked at again (watch events and deadlines drive the work)."),
+    poll_seconds: Optional[float] = typer.Option(
+        None, "--poll-seconds", hidden=True,
+        help="Removed: watch events and deadlines drive the work. Accepted and ignored, with a warning."),
     waiting_for_nodes_seconds: float = typer.Option(300.0, "--waiting-for-nodes-seconds", help="How long a Certification waits for target nodes."),
     namespace_access_timeout: float = typer.Option(600.0, "--namespace-access-timeout", help="Seconds a Workflow waits for namespace permissions."),
     adapter: str = typer.Option("auto", "--adapter", help="Workload adapter: auto, native or trainjob."),
@@ -43,6 +46,9 @@ def run_controller(
     from nvcre.controller.context import Settings
     from nvcre.controller.main import serve
 
+    if poll_seconds is not None:  # a deployment written for an older release must still start
+        typer.echo("warning: --poll-seconds is ignored: watch events and deadlines drive the work "
+                   "(--resync-seconds is the safety net)", err=True)
     if namespace and all_namespaces:
         raise UserError("--namespace and --all-namespaces cannot be combined")
     if adapter not in ("auto", "native", "trainjob"):

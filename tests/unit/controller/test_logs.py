@@ -124,3 +124,13 @@ def test_cli_flag_choices_match_the_log_module():
     from nvcre.controller import logs
 
     assert (cli.LOG_FORMATS, cli.LOG_LEVELS) == (logs.LOG_FORMATS, logs.LOG_LEVELS)
+
+
+def test_cli_accepts_the_removed_poll_seconds_with_a_warning(capsys):
+    # a deployment written for an older release passes --poll-seconds: it is parsed and ignored
+    # (here the run then stops at the bad --log-format, before any cluster is touched)
+    from nvcre.cli.main import main
+
+    assert main(["controller", "run", "--poll-seconds", "10", "--log-format", "xml"]) == 2
+    err = capsys.readouterr().err
+    assert "--poll-seconds is ignored" in err and "No such option" not in err
