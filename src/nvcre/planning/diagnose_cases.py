@@ -1605,7 +1605,7 @@ class CasePlanner:
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
         for x in data["nodes"]:
-            if x in passed and x in shared and s.status[x] != "b":
+            if x in shared and s.status[x] != "b":
                 # slow with nearly every partner here, yet it passed a test before and each of its
                 # slow partners is slow with others too: that pass was a flip, or its partners
                 # are the slow ones (NIC faults that NVLink-only tests inside a rack never show).

@@ -119,6 +119,19 @@ CASES = {
     "mnnvl-uplink-partner-small-budget": (
         _scenario([3, 3, 1], 7, {}, {}, {0: 0.324}, intermittent={4: 0.604}, seed=1481, mnnvl=True),
         dict(marginal_band=0.0, max_rounds=4)),
+    # --- issue 15, third pass (seed 11 search): a per-pair Job named a node that never passed "slow
+    # with every partner" although each of its slow partners was slow with others too (bad nodes
+    # and a degraded uplink): the Job alone cannot say whose fault; confirmed with a proven-good
+    # partner like a node that passed before
+    "shared-slow-partners-never-passed-uplink": (
+        _scenario([2, 3], 5, {4: 0.652}, {(1, 2): 0.819}, {0: 0.427}, intermittent={3: 0.676}, seed=4986),
+        dict(min_group_size=1, max_concurrent=1, max_screen_size=2, cross_check="none",
+             cross_check_after_faults=False, max_rounds=60)),
+    "shared-slow-partners-never-passed-mnnvl": (
+        _scenario([1, 1, 1, 1], 4, {2: 0.362, 1: 0.623}, {(1, 0): 0.349, (1, 3): 0.749}, {},
+                  intermittent={3: 0.431}, seed=6105, mnnvl=True),
+        dict(min_group_size=1, max_concurrent=2, max_screen_size=2, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=13)),
 }
 
 
