@@ -1601,14 +1601,13 @@ class CasePlanner:
             s.notes.append(f"round {s.tests[tid][0]}: every pair of {len(members)} nodes measured above the bar; "
                            "the failing cross check was not reproduced (treated as a flaky result)")
             return False
-        passed = self.passed()
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
         for x in data["nodes"]:
             if x in shared and s.status[x] != "b":
-                # slow with nearly every partner here, yet it passed a test before and each of its
-                # slow partners is slow with others too: that pass was a flip, or its partners
-                # are the slow ones (NIC faults that NVLink-only tests inside a rack never show).
+                # slow with nearly every partner here, yet each of its slow partners is slow with
+                # others too: its partners may be the slow ones (NIC faults that NVLink-only tests
+                # inside a rack never show, a degraded uplink), whether or not it passed before.
                 # One test with a proven-good partner decides, not this Job alone.
                 s.status[x] = "s"
                 doubted.add(x)
