@@ -115,6 +115,26 @@ class CasePlanner:
         """Whether a test stayed inside one rack (a rack uplink cannot explain it)."""
         return len({self.s.dom[i] for i in self.s.tests[tid][1]}) == 1
 
+    def open_uplink(self, x: int, partners: Iterable[int]) -> int | None:
+        """The rack whose degraded uplink would fail every transfer of ``x`` with ``partners``
+        as well (x's own rack when all of them are outside it, or the one rack they all share),
+        unless a passing test crossed that rack's boundary; None when no uplink can. A per-pair
+        Job whose partners all sit behind one such uplink cannot tell a dead node from it."""
+        s = self.s
+        partners = [p for p in partners if p != x]
+        if not partners or len(s.domain_names) < 2 or not any(s.domain_names):
+            return None
+        doms = {s.dom[p] for p in partners}
+        if s.dom[x] in doms:
+            return None  # a transfer inside x's rack is no uplink's
+        named = {d for d, _peer, _t in s.bad_racks}
+        for d in [s.dom[x]] + sorted(doms if len(doms) == 1 else ()):
+            if d in named or not any(o == "P" and d in {s.dom[i] for i in nodes}
+                                     and len({s.dom[i] for i in nodes}) > 1
+                                     for _r, nodes, _tag, o, _m, _w in s.tests):
+                return d
+        return None
+
     def explains(self, x: int, tid: int) -> bool:
         """Whether node ``x`` can be the bottleneck of failing test ``tid``: a group runs at its
         slowest member, so x is at least as fast as any measured failing group that held it
@@ -187,6 +207,17 @@ class CasePlanner:
         if self.s.status[x] != "b":
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
+            self._settled(x)
+
+    def _settled(self, x: int) -> None:
+        """Drop a node just named bad or intermittent from earlier unresolved entries: the
+        verdict puts each node in one of good, bad, intermittent or unresolved."""
+        kept = []
+        for u in self.s.unresolved:
+            u[0] = [i for i in u[0] if i != x]
+            if u[0]:
+                kept.append(u)
+        self.s.unresolved = kept
 
     def _crashes_beside_a_pass(self, x: int, tids: list[int]) -> bool:
         """Whether ``x``, about to be named bad, has only crashes against it (no figure) and a
@@ -207,6 +238,7 @@ class CasePlanner:
         if self.s.status[x] not in ("b", "i"):  # named once (a probe and a per-pair Job may both read it)
             self.s.status[x] = "i"
             self.s.intermittent.append([x, fails, tests, sorted(set(tids))])
+            self._settled(x)
 
     def convict_link(self, a: int, b: int, tids: list[int], family: int | None = None) -> None:
         a, b = min(a, b), max(a, b)
@@ -246,12 +278,14 @@ class CasePlanner:
 
     def unresolved(self, nodes: Iterable[int], note: str, tids: Iterable[int] = ()) -> None:
         """Suspects the diagnosis could not settle, with the tests that implicate them."""
-        nodes = sorted(set(nodes))
+        asked = set(nodes)
+        nodes = sorted(i for i in asked if self.s.status[i] not in ("b", "i"))  # named ones stay named
         if not nodes:
+            if asked:
+                self.s.notes.append(note)
             return
         for i in nodes:
-            if self.s.status[i] not in ("b", "i"):
-                self.s.status[i] = "x"
+            self.s.status[i] = "x"
         self.s.unresolved.append([nodes, note, sorted(set(tids))])
 
     # -- screen
@@ -1061,13 +1095,20 @@ class CasePlanner:
         some = {x: k for x, k, _t in data.get("intermittent", [])}
         one = {x for x, _k, mates in data.get("crashed", []) if not set(mates) <= set(members)}
         between = {x for x, _k, mates in data.get("crashed", []) if mates and set(mates) <= set(members)}
+        partners = [i for i in nodes if i not in members]
+        behind = case.setdefault("uplink", {})  # member -> [the rack whose open uplink explains its Job]
         for x in members:
             # [failed transfers, transfers, failed transfers with the mate (either end's)]
             t = tally.setdefault(str(x), [0, 0, 0])
             if x in between:
                 t[2] += 1
+            uplink = self.open_uplink(x, partners)
+            if uplink is None:
+                behind.pop(str(x), None)
+            else:
+                behind[str(x)] = [uplink]  # a case's dict values are lists (the codec keeps them so)
             if x in dead:
-                if data["slow"] >= m - 1 and not data.get("failed"):
+                if data["slow"] >= m - 1 and not data.get("failed") and uplink is None:
                     self.convict_node(x, case["origin"])  # slow with every proven-good partner
                     continue
                 t[0] += m - 1
@@ -1085,7 +1126,7 @@ class CasePlanner:
                 # both outcomes, failures with two or more proven-good partners: beyond the noise
                 # model (a flip crashes the whole Job); neither healthy nor its partners' fault
                 self.mark_intermittent(x, fails, tests, case["origin"])
-            elif fails >= 3:
+            elif fails >= 3 and str(x) not in behind:
                 self.convict_node(x, case["origin"])  # failed every transfer and never passed: dead
             elif fails:
                 undecided.append(x)
@@ -1101,9 +1142,14 @@ class CasePlanner:
             mate = f" and {with_mate} with its pair-mate" if with_mate else ""
             before = (f"pair's {pair_crashes} crash(es)" if len(members) > 1
                       else f"{case.get('crashes', 0)} crashes with partners")
+            if str(x) in behind:
+                rack = s.domain_names[behind[str(x)][0]] or "unlabelled"
+                why = (f"its partners were all across the uplink of {rack}, which no passing test has "
+                       "cleared: a degraded uplink reads the same")
+            else:
+                why = "too few to name it intermittent, too many to clear it"
             self.unresolved([x], f"failed {fails} of {tests} transfers with proven-good partners{mate} beside its "
-                            f"{before}: too few to name it intermittent, too many to clear it",
-                            [t for t in case["origin"] if x in s.tests[t][1]])
+                            f"{before}: {why}", [t for t in case["origin"] if x in s.tests[t][1]])
         if named or undecided:
             self.mark(clean, "g")  # the failures are its mate's: a clean member is not blamed
         elif max(pair_crashes, case.get("crashes", 0)) >= 2 and not case.get("passes"):

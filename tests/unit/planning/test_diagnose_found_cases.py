@@ -132,7 +132,30 @@ CASES = {
                   intermittent={3: 0.431}, seed=6105, mnnvl=True),
         dict(min_group_size=1, max_concurrent=2, max_screen_size=2, cross_check="representatives",
              cross_check_after_faults=False, marginal_band=0.1, max_rounds=13)),
+    # --- issue 15, fourth pass: a probe's proven-good partners were both in rack-01, whose uplink
+    # is degraded; healthy node 4 read slow with both (and beside its intermittent mate 3), was
+    # named dead, and was listed unresolved as well when the round budget ran out
+    "probe-partners-behind-one-uplink": (
+        _scenario([1, 2, 3], 6, {}, {}, {1: 0.5468863154441657}, intermittent={3: 0.7344519939276803},
+                  seed=4365),
+        dict(min_group_size=2, max_concurrent=3, max_screen_size=2, cross_check="representatives",
+             cross_check_after_faults=True, marginal_band=0.03, max_rounds=5, link_check="pairwise")),
 }
+
+
+def verdict_sets(v) -> dict[str, set[str]]:
+    """The node sets a verdict names; each node belongs to at most one of them."""
+    return {"good": set(v.good_nodes), "bad": {b["name"] for b in v.bad_nodes},
+            "intermittent": {x["name"] for x in v.intermittent},
+            "unresolved": {n for u in v.unresolved for n in u["nodes"]}}
+
+
+def assert_consistent(v) -> None:
+    sets = verdict_sets(v)
+    kinds = sorted(sets)
+    for i, a in enumerate(kinds):
+        for b in kinds[i + 1:]:
+            assert not sets[a] & sets[b], f"node(s) {sorted(sets[a] & sets[b])} are both {a} and {b}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -146,3 +169,4 @@ def test_found_case_convicts_no_healthy_node_at_p0(name):
     wrong = [b["name"] for b in v.bad_nodes if not explains(sc, b["name"], policy.min_group_size)
              and not (b["name"] in rack_alternative and sc.bad_racks)]
     assert not wrong, f"healthy node(s) {wrong} named bad at p=0"
+    assert_consistent(v)

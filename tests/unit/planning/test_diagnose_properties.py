@@ -86,6 +86,18 @@ def policies(draw, threshold: float):
     )
 
 
+def assert_one_kind_per_node(v) -> None:
+    """A verdict is consistent: the good, bad, intermittent and unresolved node sets are
+    pairwise disjoint (issue 15: a node was named bad and listed unresolved)."""
+    sets = {"good": set(v.good_nodes), "bad": {b["name"] for b in v.bad_nodes},
+            "intermittent": {x["name"] for x in v.intermittent},
+            "unresolved": {n for u in v.unresolved for n in u["nodes"]}}
+    kinds = sorted(sets)
+    for i, a in enumerate(kinds):
+        for b in kinds[i + 1:]:
+            assert not sets[a] & sets[b], f"node(s) {sorted(sets[a] & sets[b])} are both {a} and {b}"
+
+
 @SETTINGS
 @given(st.data())
 def test_planner_invariants_hold_for_any_topology_fault_set_and_policy(data):
@@ -112,6 +124,7 @@ def test_planner_invariants_hold_for_any_topology_fault_set_and_policy(data):
     assert not good & named
     intermittent = {x["name"] for x in v.intermittent}
     assert not intermittent & (named | good)
+    assert_one_kind_per_node(v)
     if sc.flip == 0.0:  # only a node that did fail sometimes can be called intermittent
         assert intermittent <= set(sc.intermittent) | set(sc.bad_nodes) | {
             x for x in sc.nodes if not explains(sc, x, 3) or sc.bad_links or sc.bad_racks}
@@ -184,3 +197,4 @@ def test_no_healthy_node_is_convicted_at_p0_on_tiny_racks_with_uplink_and_interm
              and not (b["name"] in rack_alternative and sc.bad_racks)]
     assert not wrong, f"healthy node(s) {wrong} named bad at p=0"
     assert not {x["name"] for x in v.intermittent} & (set(v.good_nodes) | {b["name"] for b in v.bad_nodes})
+    assert_one_kind_per_node(v)
