@@ -202,4 +202,6 @@ def write_status(ctx: Context, obj: dict, mutate: Callable[[dict], bool]) -> dic
         ctx.events.emit_transitions(written, before.get("conditions"), after)
         log_transition(written, before.get("conditions"), after)
         ctx.cache.put(written)
+    else:  # gone (e.g. deleted while the watch was away: a relist sends no DELETED)
+        ctx.cache.drop(obj["kind"], meta.get("namespace") or "", meta["name"])
     return written

@@ -103,6 +103,7 @@ class KubeClient:
         self._api.user_agent = user_agent
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()  # "VERB kind" -> count
+        self.request_seconds: Counter[str] = Counter()  # "VERB kind" -> wall seconds spent waiting on them
 
     @classmethod
     def from_kubeconfig(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
@@ -135,8 +136,18 @@ class KubeClient:
         timeout: float | None = 60.0,
     ) -> Any:
         """One HTTP request; returns the decoded JSON (or text when raw), raises ApiError."""
+        key = counter_key or f"{method} {path.rsplit('/', 1)[-1]}"
         with self._lock:
-            self.requests[counter_key or f"{method} {path.rsplit('/', 1)[-1]}"] += 1
+            self.requests[key] += 1
+        started = time.monotonic()
+        try:
+            return self._request(method, path, query=query, body=body, content_type=content_type, raw=raw, timeout=timeout)
+        finally:
+            with self._lock:
+                self.request_seconds[key] += time.monotonic() - started
+
+    def _request(self, method: str, path: str, *, query: dict[str, Any] | None, body: Any, content_type: str,
+                 raw: bool, timeout: float | None) -> Any:
         query = {k: v for k, v in (query or {}).items() if v is not None}
         url = self.configuration.host + path + ("?" + urlencode(query) if query else "")
         headers = {"Accept": "application/json, */*", "User-Agent": self._api.user_agent}

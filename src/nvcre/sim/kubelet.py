@@ -50,7 +50,10 @@ log = logging.getLogger("nvcre.sim.kubelet")
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION_S = 40
 LEASE_RENEW_S = 10.0
-STATUS_HEARTBEAT_S = 60.0
+# A kubelet with node Leases reports an unchanged node status every 5 minutes
+# (nodeStatusReportFrequency), each node on its own timer: spread over the interval, not all
+# at once (a burst of 1024 Node writes a minute made every watcher re-read every Node).
+STATUS_HEARTBEAT_S = 300.0
 POD_STATUS_RESYNC_S = 2.0
 GROUND_TRUTH_NAMESPACE = "nvcre-sim"
 # Leases and Events get connection pools of their own: one shared pool let a backlog of
@@ -79,6 +82,11 @@ class KubeletConfig:
     name_prefix: str = "gpu-node"
     fleet_name: str = "sim"
     time_scale: float = 60.0
+    # Seconds between a node's Lease renewals. Real kubelets renew every 10 s; one Python
+    # process on a small test host cannot carry 4096 of them (400 writes a second), so a
+    # very large simulated fleet renews less often and its control plane waits longer
+    # before it calls a silent node NotReady (``ControlPlane(node_monitor_grace_s=)``).
+    lease_renew_s: float = LEASE_RENEW_S
     scenario: dict[str, Any] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)  # --fault flags
     port: int = 0
@@ -115,6 +123,9 @@ class Kubelet:
 
     def __init__(self, config: KubeletConfig):
         self.config = config
+        if not config.lease_renew_s > 0:
+            raise ValueError(f"lease_renew_s must be a positive number of seconds, got {config.lease_renew_s!r}")
+        self.lease_duration_s = max(LEASE_DURATION_S, int(4 * config.lease_renew_s))
         self.time_scale = max(config.time_scale, 1e-6)
         self.faults = config.fault_model()
         self.fabric = FabricModel(self.faults)
@@ -241,7 +252,7 @@ class Kubelet:
                 "metadata": {"name": name, "namespace": LEASE_NAMESPACE,
                              "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
                                                   "uid": self.node_uids[name]}]},
-                "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_S,
+                "spec": {"holderIdentity": name, "leaseDurationSeconds": self.lease_duration_s,
                          "renewTime": _micro_time()},
             }
             path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
@@ -313,13 +324,14 @@ class Kubelet:
 
     # --- heartbeats ------------------------------------------------------------------
     async def _lease_loop(self) -> None:
-        """Renew every node's Lease each LEASE_RENEW_S, spread over the interval. A node whose
+        """Renew every node's Lease each ``lease_renew_s``, spread over the interval. A node whose
         last renewal has not come back is skipped this round, as a kubelet's lease controller
         renews one at a time: renewals never pile up behind a slow API server."""
         assert self.fleet is not None
         names = self.fleet.names
         loop = asyncio.get_running_loop()
-        gap = LEASE_RENEW_S / max(1, len(names))
+        every = self.config.lease_renew_s
+        gap = every / max(1, len(names))
         while True:
             begin = loop.time()
             for index, name in enumerate(names):
@@ -334,7 +346,7 @@ class Kubelet:
                 task = asyncio.create_task(self._renew(name))
                 self._inflight.add(task)
                 task.add_done_callback(self._inflight.discard)
-            delay = begin + LEASE_RENEW_S - loop.time()
+            delay = begin + every - loop.time()
             await asyncio.sleep(max(0.0, delay))
 
     async def _renew(self, name: str) -> None:
@@ -350,14 +362,19 @@ class Kubelet:
             self._renewing.discard(name)
 
     async def _status_loop(self) -> None:
+        """Each node's unchanged status once per STATUS_HEARTBEAT_S, the nodes spread over it."""
         assert self.fleet is not None
+        names = self.fleet.names
+        gap = STATUS_HEARTBEAT_S / max(1, len(names))
         while True:
-            await asyncio.sleep(STATUS_HEARTBEAT_S)
-            now = now_str()
-            for name in self.fleet.names:
+            for name in names:
+                await asyncio.sleep(gap)
+                now = now_str()
                 for cond in self.node_conditions[name]:
                     cond["lastHeartbeatTime"] = now
-            await self._bounded([self._push_node(n) for n in self.fleet.names], limit=8)
+                task = asyncio.create_task(self._push_node(name))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
 
     async def _pod_status_resync(self) -> None:
         """Pod statuses lost while the API server was away are written again (a kubelet's status sync)."""

@@ -103,7 +103,9 @@ def scheduler_argv(at: Layout, config: Path, kubeconfig: Path) -> list[str]:
     ]
 
 
-def controller_manager_argv(at: Layout, kubeconfig: Path, pki: ControlPlanePKI) -> list[str]:
+def controller_manager_argv(at: Layout, kubeconfig: Path, pki: ControlPlanePKI, *,
+                            node_monitor_grace_s: int | None = None) -> list[str]:
+    grace = [f"--node-monitor-grace-period={int(node_monitor_grace_s)}s"] if node_monitor_grace_s else []
     return [
         at.binary("kube-controller-manager"),
         f"--kubeconfig={kubeconfig}",
@@ -122,5 +124,6 @@ def controller_manager_argv(at: Layout, kubeconfig: Path, pki: ControlPlanePKI) 
         f"--cluster-signing-key-file={pki.ca.key}",
         f"--kube-api-qps={CLIENT_QPS}",
         f"--kube-api-burst={CLIENT_BURST}",
+        *grace,
         "--v=1",
     ]

@@ -122,7 +122,12 @@ class ControlPlane:
         *,
         bin_dir: str | Path | None = None,
         detach: bool = False,
+        node_monitor_grace_s: int | None = None,
     ) -> None:
+        """``node_monitor_grace_s``: how long a node's Lease may go unrenewed before it is
+        NotReady (the controller manager's default when None); raised only for simulated
+        fleets that renew their Leases less often than every 10 s (``KubeletConfig``)."""
+        self.node_monitor_grace_s = node_monitor_grace_s
         self._owns_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="nvcre-cp-"))
         self._bin_dir_arg = Path(bin_dir) if bin_dir else None
@@ -267,7 +272,7 @@ class ControlPlane:
         sched_config = self.workdir / "scheduler-config.yaml"
         sched_config.write_text(yaml.safe_dump(scheduler_config(sched_kc)))
         self._spawn("kube-scheduler", scheduler_argv(at, sched_config, sched_kc))
-        self._spawn("kube-controller-manager", controller_manager_argv(at, cm_kc, pki))
+        self._spawn("kube-controller-manager", controller_manager_argv(at, cm_kc, pki, node_monitor_grace_s=self.node_monitor_grace_s))
         self._wait_https(
             "kube-scheduler", f"https://127.0.0.1:{self.ports['scheduler']}/healthz", deadline
         )

@@ -7,6 +7,8 @@ launcher that failed while workers were still Pending reads as scheduling.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from nvcre.controller import conditions as c
@@ -385,6 +387,37 @@ def test_creating_the_workload_sets_no_timer(world):
     create pass asks for no fixed re-look (it was ``poll_seconds``, 10 s)."""
     kube, ctx, clock, job, nodes = world
     kube.objects[(f"{API}/Job", "ns", job)]["status"].pop("workloadRef")
+    ctx.cache.put(copy.deepcopy(kube.objects[(f"{API}/Job", "ns", job)]))  # as the watch delivers the change
     assert reconcile_job(ctx, "ns", job) is None  # adopts the objects the fixture's pass made
     st = _job(kube, job)["status"]
     assert st["workloadRef"] and c.reason_of(st["conditions"], c.IN_PROGRESS) == "WorkloadAdopted"
+
+
+def test_a_running_job_is_read_from_the_cache_and_a_ghost_leaves_it(world):
+    """A running Job's pass reads the watch cache (no GET of a large object per pod event);
+    a cached running Job deleted while the watch was away is dropped at its first write."""
+    kube, ctx, clock, job, nodes = world
+    ctx.cache.put(copy.deepcopy(kube.objects[(f"{API}/Job", "ns", job)]))
+    read_live = []
+    real_get = kube.get
+    kube.get = lambda api, kind, *a, **kw: read_live.append((api, kind)) or real_get(api, kind, *a, **kw)
+    reconcile_job(ctx, "ns", job)
+    assert (API, "Job") not in read_live
+    kube.get = real_get
+    ghost = copy.deepcopy(kube.objects.pop((f"{API}/Job", "ns", job)))
+    ctx.cache.put(ghost)
+    reconcile_job(ctx, "ns", job)
+    assert ctx.cache.get("Job", "ns", job) is None
+
+
+def test_a_pass_reads_only_the_workload_objects_that_have_a_phase():
+    from nvcre.controller.reconcilers.job import phase_objects
+
+    mpi = [{"apiVersion": "v1", "kind": "Secret"}, {"apiVersion": "v1", "kind": "Service"},
+           {"apiVersion": "v1", "kind": "ConfigMap"}, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "w"}},
+           {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "l"}}]
+    assert [o["kind"] for o in phase_objects(mpi)] == ["Job", "Job"]
+    train = [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob"}, {"apiVersion": "v1", "kind": "ConfigMap"}]
+    assert [o["kind"] for o in phase_objects(train)] == ["TrainJob"]
+    odd = [{"apiVersion": "v1", "kind": "ConfigMap"}]  # nothing with a phase: every object is looked at, as before
+    assert phase_objects(odd) == odd

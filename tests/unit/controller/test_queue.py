@@ -56,3 +56,42 @@ def test_node_fingerprint_ignores_heartbeats():
     sick = {**node, "status": {"conditions": [{"type": "GpuHealthy", "status": "False", "reason": "Xid79"}]}}
     assert node_fingerprint(node) == node_fingerprint(beat)
     assert node_fingerprint(node) != node_fingerprint(sick)
+
+
+def _pass(q: WorkQueue, key) -> None:
+    assert q.get(timeout=0.01) == key
+    q.done(key)
+
+
+def test_spaced_adds_wait_for_the_spacing_after_the_last_pass():
+    """A burst of events right after a pass is one more pass, ``spacing`` seconds later."""
+    q = WorkQueue()
+    key = ("Job", "ns", "a")
+    q.add(key, spacing=0.3)  # never looked at: no wait
+    _pass(q, key)
+    for _ in range(100):
+        q.add(key, spacing=0.3)
+    assert q.get(timeout=0.1) is None  # still inside the spacing
+    assert q.get(timeout=0.5) == key
+    q.done(key)
+    assert q.get(timeout=0.05) is None  # the hundred adds were one pass
+
+
+def test_a_plain_add_is_not_held_back_by_spacing():
+    q = WorkQueue()
+    key = ("Job", "ns", "a")
+    q.add(key, spacing=5.0)
+    _pass(q, key)
+    q.add(key)  # e.g. the Job's own status changed
+    assert q.get(timeout=0.05) == key
+
+
+def test_a_spaced_add_during_a_pass_runs_once_more_after_the_spacing():
+    q = WorkQueue()
+    key = ("Job", "ns", "a")
+    q.add(key)
+    assert q.get(timeout=0.01) == key
+    q.add(key, spacing=0.2)  # while the pass runs
+    q.done(key)
+    assert q.get(timeout=0.05) is None
+    assert q.get(timeout=0.4) == key

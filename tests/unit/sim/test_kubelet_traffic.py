@@ -12,6 +12,8 @@ import asyncio
 import time
 from collections import Counter
 
+import pytest
+
 import nvcre.sim.kubelet as kubelet_module
 from nvcre.sim.fleet import build_fleet
 from nvcre.sim.kubelet import Kubelet, KubeletConfig
@@ -45,16 +47,15 @@ class SlowApi:
         await self._call(path)
 
 
-def _kubelet(tmp_path, nodes: int = 4) -> Kubelet:
-    kubelet = Kubelet(KubeletConfig(kubeconfig="unused", state_dir=str(tmp_path), nodes=nodes, racks=1))
+def _kubelet(tmp_path, nodes: int = 4, **config) -> Kubelet:
+    kubelet = Kubelet(KubeletConfig(kubeconfig="unused", state_dir=str(tmp_path), nodes=nodes, racks=1, **config))
     kubelet.fleet = build_fleet(kubelet.config.fleet_spec(0), kubelet.faults)
     kubelet.facts = kubelet.fleet.facts
     return kubelet
 
 
-def test_a_node_never_has_two_lease_renewals_in_flight(tmp_path, monkeypatch):
-    monkeypatch.setattr(kubelet_module, "LEASE_RENEW_S", 0.05)
-    kubelet = _kubelet(tmp_path)
+def test_a_node_never_has_two_lease_renewals_in_flight(tmp_path):
+    kubelet = _kubelet(tmp_path, lease_renew_s=0.05)
     kubelet.api = kubelet.lease_api = api = SlowApi(delay=0.3)
 
     async def scenario():
@@ -88,3 +89,38 @@ def test_a_backlog_of_events_does_not_hold_back_a_pod_status_write(tmp_path):
         return took
 
     assert asyncio.run(scenario()) < 0.3
+
+
+def test_a_fleet_that_renews_less_often_holds_its_leases_longer(tmp_path):
+    """A very large simulated fleet renews less often; its Leases must outlive the gap."""
+    assert _kubelet(tmp_path).lease_duration_s == kubelet_module.LEASE_DURATION_S
+    assert _kubelet(tmp_path, lease_renew_s=40.0).lease_duration_s == 160
+
+
+def test_a_lease_interval_that_is_not_positive_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="lease_renew_s"):
+        _kubelet(tmp_path, lease_renew_s=0)
+
+
+def test_node_status_heartbeats_are_spread_over_the_interval(tmp_path, monkeypatch):
+    """One node at a time, as each kubelet has its own timer: never the whole fleet at once."""
+    monkeypatch.setattr(kubelet_module, "STATUS_HEARTBEAT_S", 0.4)
+    kubelet = _kubelet(tmp_path, nodes=4)
+    kubelet.node_conditions = {n: [{"type": "Ready", "status": "True"}] for n in kubelet.fleet.names}
+    kubelet.node_allocatable = {n: {} for n in kubelet.fleet.names}
+    pushed: list[tuple[float, str]] = []
+
+    async def push(name: str) -> None:
+        pushed.append((time.monotonic(), name))
+
+    kubelet._push_node = push
+
+    async def scenario():
+        task = asyncio.create_task(kubelet._status_loop())
+        await asyncio.sleep(0.45)
+        task.cancel()
+
+    asyncio.run(scenario())
+    assert sorted(n for _, n in pushed) == sorted(kubelet.fleet.names)  # each node once per interval
+    gaps = [b - a for (a, _), (b, _) in zip(pushed, pushed[1:])]
+    assert min(gaps) >= 0.07, gaps

@@ -48,7 +48,7 @@ from nvcre.controller.measurements import (
     training_logs,
 )
 from nvcre.controller.views import job_status
-from nvcre.controller.reconcilers.own import forget_object, live_object
+from nvcre.controller.reconcilers.own import forget_object, running_object
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 from nvcre.workloads.mpi import with_generated_keys
@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 
 TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
 INCLUDE_CORDONED = L.PREFIX + "include-cordoned"
+PHASE_KINDS = frozenset({("batch/v1", "Job"), (TRAINJOB_API, "TrainJob"), ("v1", "Pod")})
 
 
 # ---------------------------------------------------------------- desired workload
@@ -113,7 +114,7 @@ def _ref(obj: dict) -> dict:
 
 # ---------------------------------------------------------------- the reconciler
 def reconcile_job(ctx: Context, namespace: str, name: str) -> float | None:
-    job = live_object(ctx, "Job", namespace, name)
+    job = running_object(ctx, "Job", namespace, name)
     if job is None:
         return None
     status = job.get("status") or {}
@@ -239,9 +240,17 @@ class Observation:
     gone: list[str] = field(default_factory=list)  # nodes of the group deleted while it ran
 
 
+def phase_objects(desired: list[dict]) -> list[dict]:
+    """The workload objects whose status decides its phase (batch Jobs, a TrainJob, bare Pods):
+    the only ones a pass reads. Secrets, Services and ConfigMaps have no phase, and reading
+    them live on every pod event cost a busy API server four GETs a pass."""
+    deciding = [o for o in desired if (o.get("apiVersion"), o.get("kind")) in PHASE_KINDS]
+    return deciding or desired
+
+
 def _gather(ctx: Context, job: dict, desired: list[dict]) -> Observation:
     meta, spec = job["metadata"], job.get("spec") or {}
-    objects = [o for o in (_get(ctx, o) for o in desired) if o is not None]
+    objects = [o for o in (_get(ctx, o) for o in phase_objects(desired)) if o is not None]
     pods = job_pods(ctx, meta.get("namespace", ""), meta["name"])
     group = spec.get("nodes") or L.group_nodes(job)
     ran = ws.pod_nodes(ws.with_remembered(pods, ctx.placements.get((meta.get("namespace", ""), meta["name"])) or {}))

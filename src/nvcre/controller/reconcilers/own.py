@@ -7,6 +7,9 @@ no DELETED event)."""
 
 from __future__ import annotations
 
+import copy
+
+from nvcre.controller import conditions as c
 from nvcre.controller.context import Context
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
@@ -29,3 +32,21 @@ def forget_object(ctx: Context, kind: str, namespace: str, name: str, uid: str |
     placements are kept per Job, the wake-up indexes hold Certifications, WorkloadRuns and
     Workflows."""
     ctx.forget(uid, namespace, name, kind=kind)
+
+
+def running_object(ctx: Context, kind: str, namespace: str, name: str) -> dict | None:
+    """The object to reconcile, from the watch cache while its workload runs, else live.
+
+    A running Job is looked at on every event of its pods (thousands at fleet scale) and
+    its object grows with the group; reading it live each time made the API server
+    serialise it again and the pass wait on a busy server. The cache holds the newest copy
+    the watch delivered or a write of this controller returned. A pass on a running object
+    creates nothing: a stale copy costs one 409 on the write (re-read, decided again), and
+    a copy of an object deleted while the watch was away costs one 404 (``write_status``
+    then drops it). Objects not yet running, terminal or unknown are read live.
+    """
+    cached = ctx.cache.get(kind, namespace, name)
+    if (cached is not None and dig(cached, "status", "workloadRef") and not cached["metadata"].get("deletionTimestamp")
+            and not c.is_terminal(dig(cached, "status", "conditions"))):
+        return copy.deepcopy(cached)
+    return live_object(ctx, kind, namespace, name)

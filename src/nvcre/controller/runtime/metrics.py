@@ -367,3 +367,11 @@ class _RequestCollector(Collector):
             verb, _, kind = key.partition(" ")
             family.add_metric([verb, kind], float(count))
         yield family
+        seconds = CounterMetricFamily(
+            "nvcre_api_request_seconds", "Wall seconds the controller waited on Kubernetes API requests, by verb and kind.",
+            labels=["verb", "kind"],
+        )
+        for key, spent in sorted(dict(self.kube.request_seconds).items()):
+            verb, _, kind = key.partition(" ")
+            seconds.add_metric([verb, kind], spent)
+        yield seconds

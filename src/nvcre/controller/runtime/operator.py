@@ -48,6 +48,9 @@ OWN_KINDS = {
 }
 PARENT_OF = {"Workflow": ("Certification", "WorkloadRun", "Workflow"), "Job": ("Workflow",)}
 GPU_PRESENT = "nvidia.com/gpu.present"
+# A Job is looked at again at most once a second for its pods', batch Jobs' and nodes' events:
+# a thousand pods ending together are one pass, not a thousand (each reads every node's health).
+PIECE_EVENT_SPACING_S = 1.0
 READ_KINDS = (  # what the reconcilers only read: reflected into the cache
     watch.WatchSpec("v1", "Node", "Node", label_selector=GPU_PRESENT),
     watch.WatchSpec("v1", "Pod", "Pod", label_selector=L.JOB),
@@ -155,7 +158,7 @@ class Controller:
             key = (meta.get("namespace") or "", job)
             if (record := ws.placement_record(body)) is not None:  # a bound pod (a batch Job has no nodeName)
                 self.ctx.placements.setdefault(key, {})[record["metadata"]["name"]] = record
-            self.queue.add(("Job",) + key)
+            self.queue.add(("Job",) + key, spacing=PIECE_EVENT_SPACING_S)
 
     def observe_node(self, body: dict, *, wake: bool = True) -> bool:
         """A node's health-relevant state changed: look at the unfinished Jobs on it, and at
@@ -176,7 +179,7 @@ class Controller:
             for namespace, job_name in self.ctx.cache.jobs_on(name):  # an index, not a scan of every Job
                 job = self.ctx.cache.get("Job", namespace, job_name)
                 if job is not None and not c.is_terminal(dig(job, "status", "conditions")):
-                    self.queue.add(("Job", namespace, job_name))
+                    self.queue.add(("Job", namespace, job_name), spacing=PIECE_EVENT_SPACING_S)
         if wake:
             self.wake_waiting()
         return True

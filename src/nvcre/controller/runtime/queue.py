@@ -83,13 +83,23 @@ class WorkQueue:
         self._due: dict[Key, float] = {}  # the one pending delayed requeue per key
         self._seq = itertools.count()
         self._closed = False
+        self._spacing: dict[Key, float] = {}  # dirty keys: the least spacing their adds asked for
+        self._last_done: dict[Key, float] = {}  # spaced keys: when their last pass ended
 
-    def add(self, key: Key) -> None:
+    def add(self, key: Key, *, spacing: float = 0.0) -> None:
+        """Queue ``key``. ``spacing``: the pass may wait until that many seconds after the key's
+        last pass ended, so a burst of events (a thousand pods of one Job ending together)
+        becomes one pass a ``spacing`` instead of one each; 0 (the default) never waits."""
         with self._cond:
             if key in self._active:
                 self._dirty.add(key)
+                self._spacing[key] = min(spacing, self._spacing.get(key, spacing))
                 return
             if key in self._queued:
+                return
+            wait = self._last_done.get(key, -spacing) + spacing - time.monotonic() if spacing > 0 else 0.0
+            if wait > 0:
+                self._add_after(key, wait)
                 return
             self._make_ready(key)
             self._cond.notify()
@@ -98,14 +108,18 @@ class WorkQueue:
         if delay <= 0:
             self.add(key)
             return
-        due = time.monotonic() + delay
         with self._cond:
-            current = self._due.get(key)
-            if current is not None and current <= due:
-                return  # an earlier requeue is already pending: one is enough
-            self._due[key] = due
-            heapq.heappush(self._delayed, (due, next(self._seq), key))
-            self._cond.notify()
+            self._add_after(key, delay)
+
+    def _add_after(self, key: Key, delay: float) -> None:
+        """A delayed requeue (the caller holds the lock)."""
+        due = time.monotonic() + delay
+        current = self._due.get(key)
+        if current is not None and current <= due:
+            return  # an earlier requeue is already pending: one is enough
+        self._due[key] = due
+        heapq.heappush(self._delayed, (due, next(self._seq), key))
+        self._cond.notify()
 
     def _promote_due(self) -> float | None:
         now = time.monotonic()
@@ -143,14 +157,26 @@ class WorkQueue:
     def done(self, key: Key) -> None:
         with self._cond:
             self._active.discard(key)
+            now = time.monotonic()
             started = self._started_at.pop(key, None)
             if started is not None and self.observer is not None:
-                self.observer.worked(time.monotonic() - started)
+                self.observer.worked(now - started)
+            spacing = self._spacing.pop(key, 0.0)
+            self._remember_done(key, now)
             if key in self._dirty:
                 self._dirty.discard(key)
-                if key not in self._queued:
+                if spacing > 0:
+                    self._add_after(key, spacing)
+                elif key not in self._queued:
                     self._make_ready(key)
                     self._cond.notify()
+
+    def _remember_done(self, key: Key, now: float, keep_s: float = 60.0, most: int = 4096) -> None:
+        """When a key's pass ended, for spacing; bounded (a spacing is seconds, so ends older than
+        ``keep_s`` no longer matter)."""
+        self._last_done[key] = now
+        if len(self._last_done) > most:
+            self._last_done = {k: t for k, t in self._last_done.items() if now - t < keep_s}
 
     def _make_ready(self, key: Key) -> None:
         """Put a key on the ready list (the caller holds the lock)."""
