@@ -43,6 +43,7 @@ DECISION_LAG_BUDGET_S = 2.0
 RSS_BUDGET_MB = 400.0
 OBJECT_BUDGET = 1024 * 1024
 LINEAR_BUDGET = 1.2
+LEASE_RENEWALS_PER_S = 25.6  # the test bed's Lease traffic at any size (see run_once)
 NODE_PREFIX = "dgx-gb200-nvl72-su01-rack"  # long real-looking names: dgx-gb200-nvl72-su01-rack-0001
 JOB_LABEL = "nvcre.nvidia.com/job"
 
@@ -140,6 +141,7 @@ class PodEnds:
         logging.getLogger("nvcre.kube.watch").setLevel(logging.ERROR)
         self.seen: dict[tuple[str, str], tuple[float, float]] = {}  # (nvcre Job, pod): (seen at, finishedAt)
         self.ends: dict[str, float] = {}
+        self.first_created: float | None = None  # the first workload pod's creationTimestamp
         self.reflector = Reflector(kube, WatchSpec("v1", "Pod", "Pod", label_selector=JOB_LABEL, namespace=namespace), self)
         self.stop = self.reflector.stop
 
@@ -153,6 +155,9 @@ class PodEnds:
 
     def apply(self, kind_key: str, event_type: str, pod: dict) -> None:
         job = (pod["metadata"].get("labels") or {}).get(JOB_LABEL)
+        created = ts(pod["metadata"].get("creationTimestamp"))
+        if created and (self.first_created is None or created < self.first_created):
+            self.first_created = created
         for cs in (pod.get("status") or {}).get("containerStatuses") or []:
             end = ts(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
             if job and end:
@@ -164,6 +169,16 @@ class PodEnds:
         pods killed by the clean-up after the verdict do not count."""
         times = [at for (j, _), (at, end) in list(self.seen.items()) if j == job and end <= until]
         return max(times) if times else None
+
+    def timeline(self, job: str, until: float) -> str:
+        """When the Job's first and last pod ends were stamped and first seen, relative to its verdict."""
+        ends = sorted((end, at) for (j, _), (at, end) in list(self.seen.items()) if j == job and end <= until)
+        if not ends:
+            return "-"
+        first, last = ends[0], max(ends)
+        seen_all = max(at for _, at in ends)
+        return (f"first pod end stamped {first[0] - until:+.1f} s, seen {first[1] - until:+.1f} s; last stamped "
+                f"{last[0] - until:+.1f} s; the {len(ends)} ends all seen {seen_all - until:+.1f} s (0 = the verdict)")
 
     def last_end(self, job: str, until: float) -> float | None:
         """The Job's last pod end stamped before ``until`` (its verdict)."""
@@ -199,11 +214,13 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"nvcre-bench-controller-{nodes}-"))
     bad = f"{NODE_PREFIX}-{3:0{max(2, len(str(nodes)))}d}"
     scenario = {"name": "gpu-off-bus", "seed": 1, "faults": [{"type": "gpu-off-bus", "node": bad, "gpu": 1}]}
-    # Past 1024 nodes the one-process simulated kubelet renews Leases less often (the same
-    # renewals a second as 1024 nodes at 10 s) and the control plane waits accordingly: at
-    # 4096 nodes, 400 renewals a second on a 2-core host fell behind and healthy nodes went
-    # NotReady, which is the test bed failing, not the controller.
-    renew_s = max(10.0, 10.0 * nodes / 1024)
+    # The simulated fleet's kubelets are one Python process on the same (small) host as the
+    # control plane and the controller; real kubelets run on their own nodes and a real
+    # control plane has the cores for 4096 of them. Past 256 nodes the test bed renews each
+    # node's Lease less often, keeping its renewals at 256 nodes' rate (25.6 a second; at
+    # 4096 nodes and 10 s they were 410 a second, fell behind and healthy nodes went
+    # NotReady), and the control plane waits five intervals before it calls a node silent.
+    renew_s = max(10.0, nodes / LEASE_RENEWALS_PER_S)
     grace_s = None if renew_s <= 10.0 else int(5 * renew_s)
     with ControlPlane(work / "cp", node_monitor_grace_s=grace_s) as cp:
         kubectl = [str(cp.kubectl_path), "--kubeconfig", str(cp.kubeconfig)]
@@ -259,7 +276,7 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
             ctl.wait(timeout=30)
             fleet.stop(delete=False)
 
-    intervals, lags, visible_lags, delivery = [], [], [], []
+    intervals, lags, visible_lags, delivery, timelines = [], [], [], [], []
     for job in jobs:
         name, st = job["metadata"]["name"], job.get("status") or {}
         decided = cond_time(job, "Failed") or cond_time(job, "Succeeded")
@@ -269,14 +286,20 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
         if decided and end:
             end = ends.last_end(name, decided) or end  # not the pods the clean-up killed after the verdict
             lags.append(decided - end)
+            timelines.append(ends.timeline(name, decided))
             if (visible := ends.visible(name, decided)) is not None:
                 visible_lags.append(decided - visible)
                 delivery.append(visible - end)
     workload = union_length(intervals)
+    job_created = min((ts(j["metadata"].get("creationTimestamp")) or 0.0 for j in jobs), default=0.0)
+    first_start = min((start for start, _ in intervals), default=0.0)
+    start_timeline = (f"nvcre Job created +{job_created - wall0:.1f} s, first workload pod created "
+                      f"+{(ends.first_created or wall0) - wall0:.1f} s, workload started +{first_start - wall0:.1f} s "
+                      f"(0 = the Certification applied; one-second timestamps)")
     apply_to_verdict = verdict_at - wall0
     failed_nodes = sorted({n["name"] for n in (cert.get("status") or {}).get("failedNodes") or []})
     return {
-        "nodes": nodes, "scale": scale, "jobs": len(jobs),
+        "nodes": nodes, "scale": scale, "jobs": len(jobs), "lease_renew_s": renew_s,
         "verdict": next((c["type"] for c in cert["status"]["conditions"] if c["status"] == "True"), "?"),
         "failed_nodes": failed_nodes[:5], "failed_node_count": len(failed_nodes), "bad_node": bad,
         "apply_to_verdict": apply_to_verdict, "workload": workload, "overhead": apply_to_verdict - workload,
@@ -284,7 +307,7 @@ def run_once(nodes: int, scale: str, time_scale: float, timeout: float) -> dict:
         "seen_lag_median": sorted(visible_lags)[len(visible_lags) // 2] if visible_lags else float("nan"),
         "seen_lag_max": max(visible_lags, default=float("nan")),
         "delivery_median": sorted(delivery)[len(delivery) // 2] if delivery else float("nan"),
-        "cpu": cpu, "rss": rss, "requests": requests, "largest": largest, "passes": passes, "waited": waited,
+        "cpu": cpu, "rss": rss, "requests": requests, "largest": largest, "passes": passes, "waited": waited, "timeline": timelines[0] if len(timelines) == 1 else "", "start_timeline": start_timeline,
     }
 
 
@@ -293,7 +316,7 @@ def report(r: dict) -> list[str]:
     misses = []
     ratio = r["overhead"] / r["workload"] if r["workload"] else float("inf")
     print(f"{r['nodes']} nodes {r['scale']}: {r['jobs']} Jobs, verdict {r['verdict']}, {r['failed_node_count']} failed nodes "
-          f"{r['failed_nodes']} (the bad one: {r['bad_node']})")
+          f"{r['failed_nodes']} (the bad one: {r['bad_node']}); test bed Leases renewed every {r['lease_renew_s']:.0f} s")
     print(f"  apply -> verdict {r['apply_to_verdict']:.1f} s, workload {r['workload']:.1f} s, "
           f"difference {r['overhead']:.1f} s = {ratio * 100:.0f} % of the workload time")
     print(f"  decision lag after the last pod ended: median {r['lag_median']:.1f} s, max {r['lag_max']:.1f} s "
@@ -301,6 +324,9 @@ def report(r: dict) -> list[str]:
     print(f"    of which the test bed: the last pod end reached the API server a median {r['delivery_median']:.1f} s after "
           f"the last pod ended; decision after it was visible: median {r['seen_lag_median']:.1f} s, "
           f"max {r['seen_lag_max']:.1f} s")
+    print(f"    start: {r['start_timeline']}")
+    if r.get("timeline"):
+        print(f"    end: {r['timeline']}")
     print(f"  controller CPU {r['cpu']:.1f} s ({r['cpu'] / r['nodes'] * 1000:.1f} ms per node), peak RSS {r['rss']:.0f} MB "
           f"(budget {RSS_BUDGET_MB:.0f} MB)")
     print(f"  API requests {r['requests']:.0f} = {r['requests'] / max(r['jobs'], 1):.1f} per Job")

@@ -22,7 +22,10 @@ from nvcre.controller import labels as L
 from nvcre.controller import naming
 from nvcre.objpath import dig
 
-INLINE_LIMIT = 128 * 1024
+# Every status write of a running Job sends the whole object and every watcher receives it
+# again: a 127 KiB inline workload (1024 nodes) doubled each write's bytes. A rack's group
+# (16 nodes, ~10 KiB) stays inline; a fleet-wide group goes to its ConfigMap.
+INLINE_LIMIT = 32 * 1024
 KEY = "objects.json.gz"
 
 
