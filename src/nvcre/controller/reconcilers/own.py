@@ -8,6 +8,7 @@ no DELETED event)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from nvcre.controller import conditions as c
 from nvcre.controller.context import Context
@@ -34,19 +35,24 @@ def forget_object(ctx: Context, kind: str, namespace: str, name: str, uid: str |
     ctx.forget(uid, namespace, name, kind=kind)
 
 
-def running_object(ctx: Context, kind: str, namespace: str, name: str) -> dict | None:
-    """The object to reconcile, from the watch cache while its workload runs, else live.
+def running_object(ctx: Context, kind: str, namespace: str, name: str,
+                   running: Callable[[dict], bool] = lambda o: bool(dig(o, "status", "workloadRef"))) -> dict | None:
+    """The object to reconcile, from the watch cache while it runs (``running``), else live.
 
-    A running Job is looked at on every event of its pods (thousands at fleet scale) and
-    its object grows with the group; reading it live each time made the API server
-    serialise it again and the pass wait on a busy server. The cache holds the newest copy
-    the watch delivered or a write of this controller returned. A pass on a running object
-    creates nothing: a stale copy costs one 409 on the write (re-read, decided again), and
-    a copy of an object deleted while the watch was away costs one 404 (``write_status``
-    then drops it). Objects not yet running, terminal or unknown are read live.
+    A running Job is looked at on every event of its pods (thousands at fleet scale), its
+    Workflow on every status write of its Jobs, and both grow with the group; reading them
+    live each time made the API server serialise them again and each pass wait on a busy
+    server. The cache holds the newest copy the watch delivered or a write of this
+    controller returned (this controller is the only writer of their status), so what a
+    pass decides from is at least what its last pass wrote; a user's edit arrives by the
+    watch. A stale copy costs one 409 on the write (re-read, decided again); children are
+    created under deterministic names, so a replayed step adopts them; a copy of an object
+    deleted while the watch was away costs one 404 (``write_status`` then drops it), and
+    what it made is owned by the deleted object and collected. Objects not yet running,
+    terminal or unknown are read live.
     """
     cached = ctx.cache.get(kind, namespace, name)
-    if (cached is not None and dig(cached, "status", "workloadRef") and not cached["metadata"].get("deletionTimestamp")
+    if (cached is not None and running(cached) and not cached["metadata"].get("deletionTimestamp")
             and not c.is_terminal(dig(cached, "status", "conditions"))):
         return copy.deepcopy(cached)
     return live_object(ctx, kind, namespace, name)

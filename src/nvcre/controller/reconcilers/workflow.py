@@ -35,7 +35,7 @@ from nvcre.controller.node_results import write_workflow_status
 from nvcre.controller.workflow_step import LAUNCH_BATCH  # noqa: F401
 from nvcre.controller.workflow_step import job_name as _job_name  # noqa: F401
 from nvcre.controller.workflow_step import step as _step
-from nvcre.controller.reconcilers.own import forget_object, live_object
+from nvcre.controller.reconcilers.own import forget_object, running_object
 from nvcre.controller.runtime.queue import Retry
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
@@ -43,8 +43,14 @@ from nvcre.objpath import dig
 log = logging.getLogger(__name__)
 
 
+def _planned(wf: dict) -> bool:
+    """Its groups (or its diagnose run) are planned: the passes that follow read the cache."""
+    orch = dig(wf, "status", "orchestration") or {}
+    return bool(orch.get("groups") or orch.get("diagnose"))
+
+
 def reconcile_workflow(ctx: Context, namespace: str, name: str) -> float | None:
-    wf = live_object(ctx, "Workflow", namespace, name)
+    wf = running_object(ctx, "Workflow", namespace, name, running=_planned)
     if wf is None:
         return None
     status = wf.get("status") or {}
