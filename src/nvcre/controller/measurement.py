@@ -51,7 +51,8 @@ def _make(kind: str):
         spec = m.get("spec") or {}
         interval = parse_duration(spec.get("sampleInterval"), 60.0) or 60.0
         job_name = (dig(spec.get("jobRef"), "name") or "")
-        job = ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, namespace)
+        # the Job's conditions, from the watch cache (a fleet-sized object, read each sample)
+        job = ctx.cache.get("Job", namespace, job_name) or ctx.kube.get(NVCRE_API_VERSION, "Job", job_name, namespace)
         if job is None:
             write_status(ctx, m, lambda o: complete_status(o["status"], "JobFailed", f"Job {job_name} not found", ctx.now_text(), None))
             return None

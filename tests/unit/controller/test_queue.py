@@ -95,3 +95,11 @@ def test_a_spaced_add_during_a_pass_runs_once_more_after_the_spacing():
     q.done(key)
     assert q.get(timeout=0.05) is None
     assert q.get(timeout=0.4) == key
+
+
+def test_a_jobs_event_spacing_grows_with_its_group_past_1024_nodes():
+    from nvcre.controller.runtime.operator import piece_event_spacing
+
+    assert piece_event_spacing(None) == 1.0  # not cached yet
+    assert piece_event_spacing({"spec": {"nodes": ["n"] * 256}}) == 1.0
+    assert piece_event_spacing({"spec": {"nodes": ["n"] * 4096}}) == 4.0

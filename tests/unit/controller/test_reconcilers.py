@@ -68,7 +68,25 @@ def test_workflow_plans_then_launches_each_group_once(world):
         g.pop("startTime")
         g["phase"] = "Pending"
     kube.objects[(f"{API}/Workflow", "ns", wf_name)]["status"] = wf["status"]
+    ctx.cache.put(copy.deepcopy(kube.objects[(f"{API}/Workflow", "ns", wf_name)]))  # the watch has it too
     reconcile_workflow(ctx, "ns", wf_name)
+    assert len([n for k, n in kube.creates if k == "Job"]) == 4
+    wf = kube.get(API, "Workflow", wf_name, "ns")
+    assert all(g.get("jobRef") for g in wf["status"]["orchestration"]["groups"])  # adopted
+
+
+def test_a_planned_workflow_is_read_from_the_cache(world):
+    """Its passes follow every status write of its Jobs: no GET of a fleet-sized object each time."""
+    kube, ctx = world
+    reconcile_certification(ctx, "ns", "cert")
+    wf_name = kube.get(API, "Certification", "cert", "ns")["status"]["categoryStatuses"][0]["workflowRef"]["name"]
+    reconcile_workflow(ctx, "ns", wf_name)  # plan (read live: not planned yet)
+    read_live = []
+    real_get = kube.get
+    kube.get = lambda api, kind, *a, **kw: read_live.append(kind) or real_get(api, kind, *a, **kw)
+    reconcile_workflow(ctx, "ns", wf_name)  # launch
+    reconcile_workflow(ctx, "ns", wf_name)
+    assert "Workflow" not in read_live
     assert len([n for k, n in kube.creates if k == "Job"]) == 4
 
 
