@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import and_, eq, itemgetter, not_, or_
 
+from nvcre.planning.boundary import behind, open_racks, unexplained_failures
 from nvcre.planning.diagnose_model import CROSS_PAIRS, PAIR_TAGS
 from nvcre.planning.pair_noise import flips_explain
 
@@ -53,6 +54,7 @@ class CasePlanner:
         self._density: float | None = None
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
+        self._open: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -135,6 +137,40 @@ class CasePlanner:
                 return d
         return None
 
+    def open_racks(self) -> set[int]:
+        """Racks whose uplink no passing test has cleared (or named bad); empty without racks."""
+        if self._open is None:
+            s = self.s
+            labelled = len(s.domain_names) >= 2 and any(s.domain_names)
+            self._open = (open_racks(s.tests, s.dom, len(s.domain_names), {d for d, _p, _t in s.bad_racks})
+                          if labelled else set())
+        return self._open
+
+    def boundary_doubt(self, x: int) -> tuple[list[int], int] | None:
+        """The open racks behind ``x``'s failures when too few of them are x's alone: each of those
+        tests had all its other members in one rack whose uplink no pass has cleared, so that
+        uplink fails it too (docs/design/050, "one boundary is no evidence"). Counted like
+        ``shared_partner``: the failures no named bad node explains and x can explain (its
+        measured ones, when two or more). Returns (those racks, the failures left: 0 or 1); None
+        when at least two are left, or nothing to doubt."""
+        s = self.s
+        racks = self.open_racks()
+        if not racks:
+            return None
+        bad = {b[0] for b in s.bad_nodes if b[0] != x}
+        fails = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] == "F" and test[2] not in PAIR_TAGS
+                 and not bad.intersection(test[1]) and self.explains(x, t)]
+        measured = [t for t in fails if s.tests[t][4] is not None]
+        if len(measured) >= 2:
+            fails = measured
+        if len(fails) < 2:
+            return None
+        sides = [behind(x, s.tests[t][1], s.dom, racks) for t in fails]
+        left = unexplained_failures(sides, x in self.passed())
+        if left >= 2:
+            return None
+        return sorted({d for d in sides if d is not None}), left
+
     def explains(self, x: int, tid: int) -> bool:
         """Whether node ``x`` can be the bottleneck of failing test ``tid``: a group runs at its
         slowest member, so x is at least as fast as any measured failing group that held it
@@ -200,6 +236,10 @@ class CasePlanner:
                 self.unresolved(pair, f"{self.s.names[x]} failed only in tests with {self.s.names[y]} and passed "
                                 "without it: a link between them or a fault of the latter", own)
             return
+        doubt = self.boundary_doubt(x) if self.s.status[x] not in ("b", "i") else None
+        if doubt:
+            self._confirm_past(x, *doubt)
+            return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
         elif self.s.status[x] != "b" and self._crashes_beside_a_pass(x, tids):
@@ -208,6 +248,21 @@ class CasePlanner:
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
             self._settled(x)
+
+    def _confirm_past(self, x: int, racks: list[int], fails: int) -> None:
+        """``x`` about to be named on failures that open rack uplinks explain: confirmed with a
+        proven-good partner outside those racks instead (inside its own rack, or past a cleared
+        uplink), never one it failed with before; with none free it waits, and the round budget
+        reports it unresolved."""
+        s = self.s
+        s.status[x] = "s"
+        s.notes.append(f"{s.names[x]} failed with partners behind the uplink of "
+                       f"{', '.join(s.domain_names[d] for d in racks)}, which no passing test crossed: "
+                       "confirmed with a partner outside it")
+        own = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] != "P"]
+        failed_with = sorted({i for t in own if len(s.tests[t][1]) == 2 for i in s.tests[t][1] if i != x})
+        self.new_case("node", "confirm", member=x, fails=fails, passes=0, crashes=0, exclude=list(racks),
+                      origin=own, partners=[], mates=failed_with)
 
     def _settled(self, x: int) -> None:
         """Drop a node just named bad or intermittent from earlier unresolved entries: the
@@ -1279,9 +1334,10 @@ class CasePlanner:
         x = case["member"]
         # never the mate it failed with: a pass beside it would say nothing about x alone
         mates = case.get("mates", [])
-        t = self.solo_test(case, x, "x", "confirm", case["partners"] + mates)
+        past = case.get("exclude", [])  # racks whose open uplink would read as x (``boundary_doubt``)
+        t = self.solo_test(case, x, "x", "confirm", case["partners"] + mates, exclude_domains=past)
         if t is None:
-            t = self.solo_test(case, x, "x", "confirm", mates)
+            t = self.solo_test(case, x, "x", "confirm", mates, exclude_domains=past)
         if t is None:
             return WAIT
         case["partners"] = case["partners"] + [t[1][1]] if len(t[1]) > 1 else case["partners"]
@@ -1391,6 +1447,16 @@ class CasePlanner:
         return sum(1 for t in set(origin) if x in self.s.tests[t][1] and self.slow(t)
                    and (self.ratio(t) or 0.0) >= floor - MATE_GAP)
 
+    def _crossing_agrees(self, x: int, origin: Sequence[int], intra: int) -> bool:
+        """Whether x's reading inside its rack matches one of its measured crossing failures
+        (within MATE_GAP): then one bottleneck, x, explains both. Crossing failures all clearly
+        slower than x read inside its rack had another bottleneck (its uplink; issue 15, found case
+        `rack-probe-inside-reading-is-not-the-crossing-one`); unmeasured ones say nothing."""
+        r = self.ratio(intra) or 0.0
+        crossing = [self.ratio(t) for t in origin if x in self.s.tests[t][1] and self.slow(t)
+                    and self.s.tests[t][2] not in PAIR_TAGS and not self.inside(t)]
+        return not crossing or any(c >= r - MATE_GAP for c in crossing if c is not None)
+
     # -- rack: a crossing test failed for one end; confirm with other nodes -------
     def _plan_rack(self, case: dict) -> list | None:
         s = self.s
@@ -1425,7 +1491,8 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            elif intra[0] == "F" and self.slow(intra[1]) and (self.ratio(intra[1]) or 0.0) >= self.floor(x) - MATE_GAP:
+            elif (intra[0] == "F" and self.slow(intra[1]) and (self.ratio(intra[1]) or 0.0) >= self.floor(x) - MATE_GAP
+                  and self._crossing_agrees(x, case["origin"], intra[1])):
                 # slow inside its own rack too, at the magnitude of its crossing failures: a node fault
                 self.convict_node(x, tids)
             elif intra[0] == "F" and self.slow(intra[1]):
@@ -1649,7 +1716,14 @@ class CasePlanner:
             return False
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
+        behind_open = {x for x, d in data.get("sided", ()) if d in self.open_racks()}
         for x in data["nodes"]:
+            if x in behind_open and s.status[x] != "b":
+                # every slow partner of x sits in one rack whose uplink no pass has cleared: that
+                # uplink reads the same (issue 15, found case `job-partners-behind-one-uplink`)
+                doubted.add(x)
+                self._confirm_past(x, [d for y, d in data["sided"] if y == x], 1)
+                continue
             if x in shared and s.status[x] != "b":
                 # slow with nearly every partner here, yet each of its slow partners is slow with
                 # others too: its partners may be the slow ones (NIC faults that NVLink-only tests
@@ -2027,6 +2101,15 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
         if b in bad_set and deg[a] == 1:
             clean[b] = clean.get(b, 0) + 1
     shared = sorted(x for x in bad if clean.get(x, 0) < 2)
+    # a named node whose slow partners all sit in one other rack: that rack's uplink slows the
+    # same pairs; the planner doubts it when no passing test has crossed that rack's boundary
+    sides: dict[int, set[int]] = {x: set() for x in bad} if labelled else {}
+    for a, b, _v in near:
+        if a in sides:
+            sides[a].add(dom[b])
+        if b in sides:
+            sides[b].add(dom[a])
+    sided = sorted([x, min(ds)] for x, ds in sides.items() if len(ds) == 1 and min(ds) != dom[x])
     # the pairs left to explain, as a mask over the columns (None: all of them)
     keep: list[bool] | None = None
     if bad_set:
@@ -2110,7 +2193,7 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
                     if labelled and bad_set else ())
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
-            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared}
+            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared, "sided": sided}
 
 
 class _InsidePairs:

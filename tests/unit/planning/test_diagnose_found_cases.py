@@ -140,6 +140,45 @@ CASES = {
                   seed=4365),
         dict(min_group_size=2, max_concurrent=3, max_screen_size=2, cross_check="representatives",
              cross_check_after_faults=True, marginal_band=0.03, max_rounds=5, link_check="pairwise")),
+    # --- issue 15, fifth pass (seed 11 search, 5 of 24,077): "one boundary is no evidence"
+    # node 8 read slow in a four-node per-pair Job only with nodes 3 and 4, both in rack-01, whose
+    # uplink (0.37) no passing test had crossed: named bad on the Job although it passed beside node 1
+    "job-partners-behind-one-uplink": (
+        _scenario([3, 3, 3], 9, {7: 0.5753882591649178, 5: 0.6324704942611776},
+                  {(1, 7): 0.4544042629354662, (0, 3): 0.5769203655898568}, {1: 0.3658451224308884},
+                  intermittent={6: 0.5489605122429875}, seed=104),
+        dict(min_group_size=3, max_concurrent=1, max_screen_size=32, cross_check="representatives",
+             cross_check_after_faults=True, marginal_band=0.0, max_rounds=60, link_check="pairwise")),
+    # MNNVL: node 0 passed beside node 3 (across racks), then read slow beside node 2 (NIC-slow, proven
+    # only inside its rack) and nodes 4 and 5 (behind rack-02's uplink, never crossed by a pass)
+    "a-pass-then-failures-behind-an-open-uplink": (
+        _scenario([2, 2, 2], 6, {2: 0.32639403090752017, 5: 0.3461238424981702}, {}, {2: 0.34446155168514464},
+                  intermittent={1: 0.6791784693614825}, seed=1903, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=1, max_screen_size=3, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.0, max_rounds=60, link_check="search")),
+    # node 1 (on the bad link 1-2) read 0.76 inside its rack beside node 2, its crossing failures 0.35
+    # (rack-01's uplink): the rack probe named it bad on the inside reading alone
+    "rack-probe-inside-reading-is-not-the-crossing-one": (
+        _scenario([3, 3], 6, {0: 0.5543800858579867}, {(0, 5): 0.37453443811323966, (1, 2): 0.7513654685093066},
+                  {1: 0.3438860945476174}, intermittent={4: 0.7885199574325275}, seed=3942),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=32, cross_check="representatives",
+             cross_check_after_faults=True, marginal_band=0.0, max_rounds=21, link_check="pairwise")),
+    # node 4 failed beside node 0 (the bad link 0-4) and beside nodes 6 and 9 (behind rack-01's uplink,
+    # no pass across it), after passing beside node 1: named bad
+    "a-pass-then-a-link-and-an-open-uplink": (
+        _scenario([5, 6], 11, {5: 0.6236198203088873, 3: 0.48800437942734065, 7: 0.37376335233157343},
+                  {(1, 7): 0.6854804811558297, (0, 4): 0.7431483410748689}, {1: 0.6864032316218596},
+                  intermittent={5: 0.31374095801855056}, seed=2901),
+        dict(min_group_size=2, max_concurrent=0, max_screen_size=2, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=9, link_check="pairwise")),
+    # MNNVL: node 1 never passed and failed only beside nodes 3 and 4 (NIC-slow, proven inside rack-01,
+    # whose boundary no pass crossed): named bad with its own rack's uplink as the alternative
+    "failures-behind-one-open-rack-never-passed": (
+        _scenario([3, 3], 6, {3: 0.7854556667562265, 4: 0.6993706267909126, 5: 0.5974112368441069},
+                  {(1, 5): 0.712270829300732, (0, 3): 0.7567936653882142}, {}, intermittent={0: 0.728321708255663},
+                  seed=1693, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=7, max_screen_size=32, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=3, link_check="search")),
 }
 
 

@@ -1,0 +1,34 @@
+"""Rack boundaries as evidence (planning/boundary.py): which failures an open uplink explains."""
+
+from __future__ import annotations
+
+from nvcre.planning.boundary import behind, open_racks, unexplained_failures
+
+DOM = [0, 0, 1, 1, 2, 2]  # node -> rack
+
+
+def test_open_racks_are_those_no_passing_crossing_test_touched_and_named_ones():
+    tests = [(1, (0, 1), "screen", "P", 400.0), (1, (2, 4), "solo", "P", 400.0),
+             (2, (3, 5), "solo", "F", 150.0), (2, (4, 5), "screen", "P", 400.0)]
+    assert open_racks(tests, DOM, 3, set()) == {0}
+    assert open_racks(tests, DOM, 3, {2}) == {0, 2}
+
+
+def test_behind_is_the_one_other_open_rack_holding_every_partner():
+    assert behind(0, (0, 2), DOM, {1}) == 1
+    assert behind(0, (0, 2, 3), DOM, {1}) == 1
+    assert behind(0, (0, 2), DOM, {2}) is None  # rack 1 was crossed by a pass
+    assert behind(0, (0, 2, 4), DOM, {1, 2}) is None  # two racks: no single uplink
+    assert behind(0, (0, 1), DOM, {0}) is None  # inside its own rack: no uplink's
+
+
+def test_a_node_that_passed_keeps_only_failures_no_open_uplink_explains():
+    assert unexplained_failures([1, 1, None], passed=True) == 1
+    assert unexplained_failures([1, 2, None, None], passed=True) == 2
+
+
+def test_a_node_that_never_passed_is_set_against_one_uplink_only():
+    assert unexplained_failures([1, 1], passed=False) == 0
+    assert unexplained_failures([1, 2], passed=False) == 1
+    assert unexplained_failures([1, 1, 2, None], passed=False) == 2
+    assert unexplained_failures([None, None], passed=False) == 2
