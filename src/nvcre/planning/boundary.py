@@ -26,19 +26,35 @@ def open_racks(tests: Sequence[tuple], dom: Sequence[int], n_racks: int, named: 
     return (set(range(n_racks)) - crossed) | named
 
 
-def behind(x: int, nodes: Sequence[int], dom: Sequence[int], racks: set[int]) -> int | None:
+def crossing_passers(tests: Sequence[tuple], dom: Sequence[int]) -> set[int]:
+    """Nodes in a passing test that crossed a rack boundary: their NIC path is proven. A pass
+    inside a rack proves nothing about it (with MNNVL it ran over NVLink)."""
+    out: set[int] = set()
+    for test in tests:
+        if test[3] == "P" and len({dom[i] for i in test[1]}) > 1:
+            out.update(test[1])
+    return out
+
+
+UNPROVEN = -1  # a crossing failure beside a member whose NIC path no crossing pass has proven
+
+
+def behind(x: int, nodes: Sequence[int], dom: Sequence[int], racks: set[int], own: bool = False) -> int | None:
     """The rack D in ``racks`` that holds every member of test ``nodes`` but ``x``, when D is not
-    x's rack: D's uplink fails that test as well. None when no single open rack does."""
+    x's rack: D's uplink fails that test as well. ``own``: x's own rack counts too, when it is
+    open and every other member is outside it (for a suspect that passed a test: being bad needs
+    a flip, its own uplink none). None when no single open rack explains the test."""
     doms = {dom[i] for i in nodes if i != x}
-    if len(doms) != 1:
+    if not doms or dom[x] in doms:
         return None
-    d = next(iter(doms))
-    return d if d != dom[x] and d in racks else None
+    if len(doms) == 1 and next(iter(doms)) in racks:
+        return next(iter(doms))
+    return dom[x] if own and dom[x] in racks else None
 
 
 def unexplained_failures(sides: Sequence[int | None], passed: bool) -> int:
     """How many of a suspect's failures no uplink explains. ``sides``: per failure, the open rack
-    behind it (``behind``) or None. A suspect that never passed is bad on one fault, so only the
+    behind it (``behind``, or ``UNPROVEN``) or None. A suspect that never passed is bad on one fault, so only the
     one rack explaining most of its failures is set against it (one uplink is one fault, as one
     partner is one node); a suspect that passed a test is bad only through a flip, so every
     failure behind an open rack is left out (at p = 0 no bad node passes)."""

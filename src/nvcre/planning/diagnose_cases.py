@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import and_, eq, itemgetter, not_, or_
 
-from nvcre.planning.boundary import behind, open_racks, unexplained_failures
+from nvcre.planning.boundary import UNPROVEN, behind, crossing_passers, open_racks, unexplained_failures
 from nvcre.planning.diagnose_model import CROSS_PAIRS, PAIR_TAGS
 from nvcre.planning.pair_noise import flips_explain
 
@@ -154,9 +154,9 @@ class CasePlanner:
         measured ones, when two or more). Returns (those racks, the failures left: 0 or 1); None
         when at least two are left, or nothing to doubt."""
         s = self.s
+        if len(s.domain_names) < 2 or not any(s.domain_names):
+            return None  # no racks: no boundary
         racks = self.open_racks()
-        if not racks:
-            return None
         bad = {b[0] for b in s.bad_nodes if b[0] != x}
         fails = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] == "F" and test[2] not in PAIR_TAGS
                  and not bad.intersection(test[1]) and self.explains(x, t)]
@@ -165,11 +165,16 @@ class CasePlanner:
             fails = measured
         if len(fails) < 2:
             return None
-        sides = [behind(x, s.tests[t][1], s.dom, racks) for t in fails]
-        left = unexplained_failures(sides, x in self.passed())
+        passed = x in self.passed()
+        sides = [behind(x, s.tests[t][1], s.dom, racks, own=passed) for t in fails]
+        if passed:  # a crossing failure beside a partner proven only inside its rack: its NIC may be it
+            proven = crossing_passers(s.tests, s.dom)
+            sides = [UNPROVEN if d is None and not self.inside(t) and not proven.issuperset(set(s.tests[t][1]) - {x})
+                     else d for d, t in zip(sides, fails)]
+        left = unexplained_failures(sides, passed)
         if left >= 2:
             return None
-        return sorted({d for d in sides if d is not None}), left
+        return sorted({d for d in sides if d is not None and d != UNPROVEN}), left
 
     def explains(self, x: int, tid: int) -> bool:
         """Whether node ``x`` can be the bottleneck of failing test ``tid``: a group runs at its
@@ -957,8 +962,10 @@ class CasePlanner:
             # These nodes already passed their screen: one failed partner test is more
             # likely a flip than a node fault. Count per node and test again.
             tally = case.setdefault("tally", {})
-            for x, (o, _tid) in zip(members, res):
+            for x, (o, tid) in zip(members, res):
                 t = tally.setdefault(str(x), [0, 0])
+                if o == "F" and not self.explains(x, tid):
+                    continue  # clearly slower than x has read: its partner's (or their path's), not x's
                 t[0 if o == "F" else 1] += 1
             bad = [x for x in members if tally[str(x)][0] >= 2]
             for x in bad:
@@ -1716,13 +1723,18 @@ class CasePlanner:
             return False
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
-        behind_open = {x for x, d in data.get("sided", ()) if d in self.open_racks()}
+        behind_open = {x: [d] for x, d in data.get("sided", ()) if d in self.open_racks()}
+        inside = set(data.get("inside", ()))
+        for x in data["nodes"]:  # x passed before, slow only across its own open boundary: its uplink
+            if x not in behind_open and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
+                behind_open[x] = [s.dom[x]]
         for x in data["nodes"]:
             if x in behind_open and s.status[x] != "b":
-                # every slow partner of x sits in one rack whose uplink no pass has cleared: that
-                # uplink reads the same (issue 15, found case `job-partners-behind-one-uplink`)
+                # every slow partner of x sits behind one rack boundary no pass has cleared: that
+                # uplink reads the same (issue 15, found cases `job-partners-behind-one-uplink`,
+                # `job-pass-then-slow-across-its-own-open-uplink`)
                 doubted.add(x)
-                self._confirm_past(x, [d for y, d in data["sided"] if y == x], 1)
+                self._confirm_past(x, behind_open[x], 1)
                 continue
             if x in shared and s.status[x] != "b":
                 # slow with nearly every partner here, yet each of its slow partners is slow with

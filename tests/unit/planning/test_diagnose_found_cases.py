@@ -179,6 +179,21 @@ CASES = {
                   seed=1693, mnnvl=True),
         dict(min_group_size=2, max_concurrent=7, max_screen_size=32, cross_check="full",
              cross_check_after_faults=True, marginal_band=0.1, max_rounds=3, link_check="search")),
+    # --- the same pass, seed 12 search: node 3 passed alone, then read slow beside nodes 0 and 2 (two
+    # other racks) in a three-node per-pair Job; its own rack-02's uplink (0.41), never crossed by a pass,
+    # explains both pairs
+    "job-pass-then-slow-across-its-own-open-uplink": (
+        _scenario([2, 1, 3], 6, {5: 0.46868165984151045, 1: 0.8118591132100443, 4: 0.3253463084676492}, {},
+                  {2: 0.4120572380987829}, intermittent={5: 0.6284702489051452}, seed=5540),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=7, link_check="pairwise")),
+    # MNNVL, three NIC-slow nodes proven inside their racks, marginalBand 0.1: the link search's partner
+    # tally named nodes 5, 6 and 8 on failures at 0.35 beside nodes 1 and 2 while they read 0.98 elsewhere
+    "link-tally-counts-only-failures-the-node-explains": (
+        _scenario([3, 3, 3], 9, {3: 0.48259269483037126, 1: 0.6503018576241874, 2: 0.3171587511069111}, {}, {},
+                  seed=8305, mnnvl=True),
+        dict(min_group_size=3, max_concurrent=3, max_screen_size=5, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=60, link_check="search")),
 }
 
 
