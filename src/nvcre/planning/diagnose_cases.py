@@ -985,10 +985,13 @@ class CasePlanner:
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
                     and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
                     and self.consistent(fails[0][2], pair_tid)
-                    and (len(members) == 2 or not self._faster(fails[0][2], pair_tid))):
+                    and not self._faster(fails[0][2], pair_tid)):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
-                # needs two independent flips
+                # needs two independent flips. A pair clearly slower than the node read beside
+                # its partner had another bottleneck (the mate, confirmed by _doubt_passing_mates):
+                # the pair is then no observation of the node, which is confirmed (issue 15, found
+                # case `pair-slower-than-the-node-is-the-mates`)
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
@@ -2087,8 +2090,11 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
         bad = [x for x in bad if x not in uplink]
     if bad:
         near = touching(set(bad))
-        # a slow node reads its own figure with every healthy partner: readings clearly below
-        # its typical one (MAGNITUDE_TOLERANCE) were another bottleneck's, and do not count
+        # a slow node reads its own figure with every healthy partner and never faster (a pair
+        # runs at its slowest end): readings clearly below its fastest one (MAGNITUDE_TOLERANCE)
+        # were another bottleneck's, and do not count (the typical one, as before, let a pair at
+        # 0.88 beside two at 0.35 name a node the 0.88 pair clears; issue 15, found case
+        # `job-pair-faster-than-the-node-clears-it`)
         values: dict[int, list[float]] = {x: [] for x in bad}
         for a, b, v in near:
             if a in values:
@@ -2097,8 +2103,7 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
                 values[b].append(v)
         agreeing = {}
         for x, vs in values.items():
-            vs.sort()
-            level = vs[len(vs) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
+            level = max(vs) * (1.0 - MAGNITUDE_TOLERANCE)
             agreeing[x] = sum(1 for v in vs if v >= level)
         bad = [x for x in bad if agreeing[x] >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0))))]
     bad_set = set(bad)

@@ -194,6 +194,31 @@ CASES = {
                   seed=8305, mnnvl=True),
         dict(min_group_size=3, max_concurrent=3, max_screen_size=5, cross_check="full",
              cross_check_after_faults=True, marginal_band=0.1, max_rounds=60, link_check="search")),
+    # MNNVL, NIC-slow nodes proven inside their racks (seed 12; closed by the path rules above)
+    "seed12-22544-mnnvl-partners-proven-inside": (
+        _scenario([2, 2, 2], 6, {0: 0.7041745776125894, 1: 0.8451093941451215, 3: 0.6154878524380137},
+                  {(3, 4): 0.745086767880581, (2, 5): 0.5549294780971157}, {}, seed=442, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=1, max_screen_size=32, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=60, link_check="pairwise")),
+    "seed13-14678-mnnvl-partners-proven-inside": (
+        _scenario([4, 4, 4], 12, {8: 0.7632723117705849, 9: 0.4593856299306931, 0: 0.828335293103597},
+                  {(5, 10): 0.8154068893808919}, {}, seed=1256, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=7, max_screen_size=32, cross_check="none",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=21, link_check="search")),
+    # seed 13: pair (0, 14) read 0.30, node 0 then 0.62 beside node 1 (NIC-slow, proven inside rack-01):
+    # the pair's figure was its mate's (NIC 0.30, passing inside rack-02 over NVLink), yet node 0 was named
+    "pair-slower-than-the-node-is-the-mates": (
+        _scenario([1, 5, 9], 15, {13: 0.672540611237221, 14: 0.3025245985312377, 1: 0.609152267899917},
+                  {(5, 12): 0.3152675466756136}, {}, seed=6876, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=2, max_screen_size=2, cross_check="none",
+             cross_check_after_faults=True, marginal_band=0.03, max_rounds=21, link_check="pairwise")),
+    # seed 13: in a four-node per-pair Job node 3 read 0.35 and 0.36 across rack-01's degraded uplink and
+    # 0.88 beside its slow rack mate: the 0.88 pair proves it faster than 0.36, yet it was "slow with all"
+    "job-pair-faster-than-the-node-clears-it": (
+        _scenario([2, 2], 4, {2: 0.8050552033112228}, {(1, 3): 0.8044087271633238}, {1: 0.3216031277385895},
+                  intermittent={2: 0.6714311170683194}, seed=8504),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.03, max_rounds=13, link_check="pairwise")),
 }
 
 
