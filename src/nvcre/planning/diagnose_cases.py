@@ -964,9 +964,8 @@ class CasePlanner:
             tally = case.setdefault("tally", {})
             for x, (o, tid) in zip(members, res):
                 t = tally.setdefault(str(x), [0, 0])
-                if o == "F" and not self.explains(x, tid):
-                    continue  # clearly slower than x has read: its partner's (or their path's), not x's
-                t[0 if o == "F" else 1] += 1
+                if o != "F" or self.explains(x, tid):  # clearly slower than x has read: not x's
+                    t[0 if o == "F" else 1] += 1
             bad = [x for x in members if tally[str(x)][0] >= 2]
             for x in bad:
                 self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
@@ -988,10 +987,8 @@ class CasePlanner:
                     and not self._faster(fails[0][2], pair_tid)):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
-                # needs two independent flips. A pair clearly slower than the node read beside
-                # its partner had another bottleneck (the mate, confirmed by _doubt_passing_mates):
-                # the pair is then no observation of the node, which is confirmed (issue 15, found
-                # case `pair-slower-than-the-node-is-the-mates`)
+                # needs two independent flips (a pair clearly slower than that had another
+                # bottleneck, the mate: ``_doubt_passing_mates``; the node is then confirmed)
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
@@ -1726,16 +1723,9 @@ class CasePlanner:
             return False
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
-        behind_open = {x: [d] for x, d in data.get("sided", ()) if d in self.open_racks()}
-        inside = set(data.get("inside", ()))
-        for x in data["nodes"]:  # x passed before, slow only across its own open boundary: its uplink
-            if x not in behind_open and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
-                behind_open[x] = [s.dom[x]]
+        behind_open = self._behind_open(data)
         for x in data["nodes"]:
-            if x in behind_open and s.status[x] != "b":
-                # every slow partner of x sits behind one rack boundary no pass has cleared: that
-                # uplink reads the same (issue 15, found cases `job-partners-behind-one-uplink`,
-                # `job-pass-then-slow-across-its-own-open-uplink`)
+            if x in behind_open and s.status[x] != "b":  # an open uplink reads the same (_behind_open)
                 doubted.add(x)
                 self._confirm_past(x, behind_open[x], 1)
                 continue
@@ -1773,6 +1763,18 @@ class CasePlanner:
             self.new_case("node", "confirm", member=x, fails=fails, crashes=fails, passes=0,
                           origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=list(mates))
         return False
+
+    def _behind_open(self, data: dict) -> dict[int, list[int]]:
+        """The nodes a per-pair Job read slow with every partner whose slow pairs an open rack
+        uplink explains, with that rack: all partners in one other open rack, or (for a node that
+        passed before, being bad would need a flip) none inside its own open rack."""
+        s = self.s
+        out = {x: [d] for x, d in data.get("sided", ()) if d in self.open_racks()}
+        inside = set(data.get("inside", ()))
+        for x in data["nodes"]:
+            if x not in out and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
+                out[x] = [s.dom[x]]
+        return out
 
     def _done_crash_job(self, case: dict, tid: int, data: dict | None) -> bool:
         """The per-pair Job of crashed screens (``_done_screen``) when it read nothing against
@@ -2118,15 +2120,7 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
         if b in bad_set and deg[a] == 1:
             clean[b] = clean.get(b, 0) + 1
     shared = sorted(x for x in bad if clean.get(x, 0) < 2)
-    # a named node whose slow partners all sit in one other rack: that rack's uplink slows the
-    # same pairs; the planner doubts it when no passing test has crossed that rack's boundary
-    sides: dict[int, set[int]] = {x: set() for x in bad} if labelled else {}
-    for a, b, _v in near:
-        if a in sides:
-            sides[a].add(dom[b])
-        if b in sides:
-            sides[b].add(dom[a])
-    sided = sorted([x, min(ds)] for x, ds in sides.items() if len(ds) == 1 and min(ds) != dom[x])
+    sided = _sided(near, bad, dom) if labelled else []
     # the pairs left to explain, as a mask over the columns (None: all of them)
     keep: list[bool] | None = None
     if bad_set:
@@ -2211,6 +2205,18 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
             "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared, "sided": sided}
+
+
+def _sided(near: Sequence[tuple[int, int, float]], bad: Iterable[int], dom: Sequence[int]) -> list[list[int]]:
+    """[node, rack] for each named node whose slow partners all sit in one other rack: that rack's
+    uplink slows the same pairs (the planner doubts the node when no pass has crossed it)."""
+    sides: dict[int, set[int]] = {x: set() for x in bad}
+    for a, b, _v in near:
+        if a in sides:
+            sides[a].add(dom[b])
+        if b in sides:
+            sides[b].add(dom[a])
+    return sorted([x, min(ds)] for x, ds in sides.items() if len(ds) == 1 and min(ds) != dom[x])
 
 
 class _InsidePairs:
