@@ -54,14 +54,14 @@ def behind(x: int, nodes: Sequence[int], dom: Sequence[int], racks: set[int], ow
 
 def unexplained_failures(sides: Sequence[int | None], passed: bool) -> int:
     """How many of a suspect's failures no uplink explains. ``sides``: per failure, the open rack
-    behind it (``behind``, or ``UNPROVEN``) or None. A suspect that never passed is bad on one fault, so only the
-    one rack explaining most of its failures is set against it (one uplink is one fault, as one
-    partner is one node); a suspect that passed a test is bad only through a flip, so every
-    failure behind an open rack is left out (at p = 0 no bad node passes)."""
+    behind it (``behind``, or ``UNPROVEN``) or None. A suspect that never passed is bad on one
+    fault, so the failures behind the one rack that explains most of them count as one
+    observation (of x or of that uplink: one uplink is one fault, as one partner is one node);
+    a suspect that passed a test is bad only through a flip, so every failure behind an open
+    rack is left out (at p = 0 no bad node passes)."""
     if passed:
         return sum(1 for d in sides if d is None)
     counts = Counter(d for d in sides if d is not None)
     if not counts:
         return len(sides)
-    top = max(counts.values())
-    return len(sides) - top
+    return len(sides) - max(counts.values()) + 1

@@ -151,7 +151,7 @@ class CasePlanner:
         tests had all its other members in one rack whose uplink no pass has cleared, so that
         uplink fails it too (docs/design/050, "one boundary is no evidence"). Counted like
         ``shared_partner``: the failures no named bad node explains and x can explain (its
-        measured ones, when two or more). Returns (those racks, the failures left: 0 or 1); None
+        measured ones, when two or more). Returns (those racks, the failures left: under two); None
         when at least two are left, or nothing to doubt."""
         s = self.s
         if len(s.domain_names) < 2 or not any(s.domain_names):

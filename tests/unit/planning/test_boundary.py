@@ -41,8 +41,10 @@ def test_a_node_that_passed_keeps_only_failures_no_open_uplink_explains():
     assert unexplained_failures([UNPROVEN, None], passed=True) == 1
 
 
-def test_a_node_that_never_passed_is_set_against_one_uplink_only():
-    assert unexplained_failures([1, 1], passed=False) == 0
-    assert unexplained_failures([1, 2], passed=False) == 1
-    assert unexplained_failures([1, 1, 2, None], passed=False) == 2
+def test_a_node_that_never_passed_counts_the_failures_behind_one_uplink_as_one():
+    assert unexplained_failures([1, 1], passed=False) == 1
+    assert unexplained_failures([1, 1, 1], passed=False) == 1
+    assert unexplained_failures([1, 2], passed=False) == 2
+    assert unexplained_failures([None, 1, 1], passed=False) == 2
+    assert unexplained_failures([1, 1, 2, None], passed=False) == 3
     assert unexplained_failures([None, None], passed=False) == 2
