@@ -55,6 +55,7 @@ class CasePlanner:
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
         self._open: set[int] | None = None
+        self._crossers: set[int] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -168,7 +169,9 @@ class CasePlanner:
         passed = x in self.passed()
         sides = [behind(x, s.tests[t][1], s.dom, racks, own=passed) for t in fails]
         if passed:  # a crossing failure beside a partner proven only inside its rack: its NIC may be it
-            proven = crossing_passers(s.tests, s.dom)
+            if self._crossers is None:
+                self._crossers = crossing_passers(s.tests, s.dom)
+            proven = self._crossers
             sides = [UNPROVEN if d is None and not self.inside(t) and not proven.issuperset(set(s.tests[t][1]) - {x})
                      else d for d, t in zip(sides, fails)]
         left = unexplained_failures(sides, passed)
