@@ -249,3 +249,21 @@ def test_found_case_convicts_no_healthy_node_at_p0(name):
              and not (b["name"] in rack_alternative and sc.bad_racks)]
     assert not wrong, f"healthy node(s) {wrong} named bad at p=0"
     assert_consistent(v)
+
+
+def test_pairs_with_a_node_read_intermittent_are_its_own_not_its_partners():
+    # (issue 15, the search with Intermittent verdicts checked too) MNNVL, three racks of 7: NIC-slow
+    # nodes 12, 15 and 19 pass inside their NVLink domain and read slow with every node outside it (14
+    # of 20: a share, so Intermittent); healthy node 6, slow beside those three and on its bad link to
+    # node 11, was reported Intermittent as well
+    sc = _scenario([7, 7, 7], 21, {19: 0.31063190723873385, 15: 0.8362175925324118, 12: 0.43861466580134445},
+                   {(6, 11): 0.528893861561917}, seed=376, mnnvl=True)
+    policy = DiagnosePolicy(threshold=sc.threshold, min_group_size=2, max_concurrent=2, max_screen_size=2,
+                            cross_check="full", cross_check_after_faults=True, marginal_band=0.0, max_rounds=4,
+                            link_check="pairwise")
+    v = run_planner(sc, policy, roundtrip=True).verdict
+    named = {x["name"] for x in v.intermittent} | {b["name"] for b in v.bad_nodes}
+    assert {"gpu-node-012", "gpu-node-015", "gpu-node-019"} <= named
+    wrong = sorted(x for x in named if not explains(sc, x, policy.min_group_size))
+    assert not wrong, f"healthy node(s) {wrong} reported bad or Intermittent at p=0"
+    assert_consistent(v)
