@@ -219,6 +219,14 @@ CASES = {
                   intermittent={2: 0.6714311170683194}, seed=8504),
         dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="representatives",
              cross_check_after_faults=False, marginal_band=0.03, max_rounds=13, link_check="pairwise")),
+    # seed 14: one rack of five; node 4 failed three times beside node 0 (the bad link 0-4) and once in
+    # its screen triple with node 3 (bad 0.64), whose pair (2, 3) without it read the triple's figure:
+    # the triple was counted as a second partner, so "one partner is no evidence" did not apply
+    "triple-explained-by-its-pair-is-no-second-partner": (
+        _scenario([5], 5, {3: 0.6392451647640764}, {(0, 4): 0.6701808858064792, (1, 3): 0.5799043197259812}, {},
+                  seed=759),
+        dict(min_group_size=2, max_concurrent=0, max_screen_size=2, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.0, max_rounds=60, link_check="pairwise")),
 }
 
 
