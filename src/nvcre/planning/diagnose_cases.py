@@ -287,7 +287,9 @@ class CasePlanner:
         s.status[x] = "s"
         s.notes.append(f"{s.names[x]} failed with partners behind the uplink of "
                        f"{', '.join(s.domain_names[d] for d in racks)}, which no passing test crossed: "
-                       "confirmed with a partner outside it")
+                       "confirmed with a partner outside it" if racks else
+                       f"{s.names[x]} read slow in a per-pair Job beside fewer than two partners that ever "
+                       "passed a test: confirmed with a proven-good partner")
         own = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] != "P"]
         failed_with = sorted({i for t in own if len(s.tests[t][1]) == 2 for i in s.tests[t][1] if i != x})
         self.new_case("node", "confirm", member=x, fails=fails, passes=0, crashes=0, exclude=list(racks),
@@ -1747,7 +1749,7 @@ class CasePlanner:
             return False
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
-        behind_open = self._behind_open(data)
+        behind_open = self._behind_open(data, members)
         for x in data["nodes"]:
             if x in behind_open and s.status[x] != "b":  # an open uplink reads the same (_behind_open)
                 doubted.add(x)
@@ -1788,12 +1790,20 @@ class CasePlanner:
                           origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=list(mates))
         return False
 
-    def _behind_open(self, data: dict) -> dict[int, list[int]]:
+    def _behind_open(self, data: dict, members: Sequence[int]) -> dict[int, list[int]]:
         """The nodes a per-pair Job read slow with every partner whose slow pairs an open rack
         uplink explains, with that rack: all partners in one other open rack, or (for a node that
-        passed before, being bad would need a flip) none inside its own open rack."""
+        passed before, being bad would need a flip) none inside its own open rack; and, with no
+        rack, those beside fewer than two members that ever passed a test (a small Job of crashed
+        screens: two bad partners read the same; issue 15, found case `job-of-unproven-partners`).
+        Each is confirmed with a proven-good partner instead of named on the Job."""
         s = self.s
         out = {x: [d] for x, d in data.get("sided", ()) if d in self.open_racks()}
+        passed = self.passed()
+        dead = set(data.get("dead", ()))  # (failed transfers with every partner: its own, named)
+        for x in data["nodes"]:  # slow beside fewer than two partners that ever passed: theirs may be the faults
+            if x not in out and x not in dead and sum(1 for i in members if i != x and i in passed) < 2:
+                out[x] = []
         inside = set(data.get("inside", ()))
         for x in data["nodes"]:
             if x not in out and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
@@ -2226,7 +2236,8 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
                     if labelled and bad_set else ())
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
-            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared, "sided": sided}
+            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared, "sided": sided,
+            "dead": sorted(x for x, _k in dead)}
 
 
 def _flaky(left: Sequence[tuple[int, int, float]], ldeg: Mapping[int, int], measured: Mapping[int, int],

@@ -227,6 +227,21 @@ CASES = {
                   seed=759),
         dict(min_group_size=2, max_concurrent=0, max_screen_size=2, cross_check="representatives",
              cross_check_after_faults=False, marginal_band=0.0, max_rounds=60, link_check="pairwise")),
+    # seed 14: a three-node per-pair Job of crashed screens; node 5 read slow beside nodes 3 and 4 (both
+    # bad, never passed) and was named "slow with every partner"
+    "job-of-unproven-partners": (
+        _scenario([3, 3], 6, {4: 0.332137339316684, 2: 0.6156341798716014, 3: 0.3142968805055993},
+                  {(0, 2): 0.46429043616858257, (2, 5): 0.5814820744207037}, {1: 0.7816269370855948},
+                  intermittent={4: 0.5643051869305379}, seed=1306),
+        dict(min_group_size=1, max_concurrent=3, max_screen_size=2, cross_check="full",
+             cross_check_after_faults=False, marginal_band=0.0, max_rounds=5, link_check="pairwise")),
+    # seed 15: three nodes, a link 1-2 and rack-01's uplink at similar figures, node 1 intermittent: node
+    # 2 read slow beside nodes 0 and 1 in the all-node per-pair Job, neither of them ever passed
+    "three-node-job-of-unproven-partners": (
+        _scenario([1, 2], 3, {}, {(1, 2): 0.7293863225055006}, {1: 0.7931029414040229},
+                  intermittent={1: 0.6533627841958057}, seed=8841),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="full",
+             cross_check_after_faults=False, marginal_band=0.03, max_rounds=3, link_check="pairwise")),
 }
 
 
