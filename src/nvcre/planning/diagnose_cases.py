@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import and_, eq, itemgetter, not_, or_
 
+from nvcre.planning.boundary import UNPROVEN, behind, crossing_passers, open_racks, unexplained_failures
 from nvcre.planning.diagnose_model import CROSS_PAIRS, PAIR_TAGS
 from nvcre.planning.pair_noise import flips_explain
 
@@ -53,6 +54,9 @@ class CasePlanner:
         self._density: float | None = None
         self._floor: dict[int, float] | None = None
         self._passed: set[int] | None = None
+        self._open: set[int] | None = None
+        self._crossers: set[int] | None = None
+        self._fails_of: dict[int, list[int]] | None = None
 
     # -- bookkeeping
     def new_case(self, kind: str, step: str, **data) -> dict:
@@ -135,6 +139,47 @@ class CasePlanner:
                 return d
         return None
 
+    def open_racks(self) -> set[int]:
+        """Racks whose uplink no passing test has cleared (or named bad); empty without racks."""
+        if self._open is None:
+            s = self.s
+            labelled = len(s.domain_names) >= 2 and any(s.domain_names)
+            self._open = (open_racks(s.tests, s.dom, len(s.domain_names), {d for d, _p, _t in s.bad_racks})
+                          if labelled else set())
+        return self._open
+
+    def boundary_doubt(self, x: int) -> tuple[list[int], int] | None:
+        """The open racks behind ``x``'s failures when too few of them are x's alone: each of those
+        tests had all its other members in one rack whose uplink no pass has cleared, so that
+        uplink fails it too (docs/design/050, "one boundary is no evidence"). Counted like
+        ``shared_partner``: the failures no named bad node explains and x can explain (its
+        measured ones, when two or more). Returns (those racks, the failures left: under two); None
+        when at least two are left, or nothing to doubt."""
+        s = self.s
+        if len(s.domain_names) < 2 or not any(s.domain_names):
+            return None  # no racks: no boundary
+        racks = self.open_racks()
+        bad = {b[0] for b in s.bad_nodes if b[0] != x}
+        fails = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] == "F" and test[2] not in PAIR_TAGS
+                 and not bad.intersection(test[1]) and self.explains(x, t)]
+        measured = [t for t in fails if s.tests[t][4] is not None]
+        if len(measured) >= 2:
+            fails = measured
+        if len(fails) < 2:
+            return None
+        passed = x in self.passed()
+        sides = [behind(x, s.tests[t][1], s.dom, racks, own=passed) for t in fails]
+        if passed:  # a crossing failure beside a partner proven only inside its rack: its NIC may be it
+            if self._crossers is None:
+                self._crossers = crossing_passers(s.tests, s.dom)
+            proven = self._crossers
+            sides = [UNPROVEN if d is None and not self.inside(t) and not proven.issuperset(set(s.tests[t][1]) - {x})
+                     else d for d, t in zip(sides, fails)]
+        left = unexplained_failures(sides, passed)
+        if left >= 2:
+            return None
+        return sorted({d for d in sides if d is not None and d != UNPROVEN}), left
+
     def explains(self, x: int, tid: int) -> bool:
         """Whether node ``x`` can be the bottleneck of failing test ``tid``: a group runs at its
         slowest member, so x is at least as fast as any measured failing group that held it
@@ -176,7 +221,7 @@ class CasePlanner:
             return None  # measured per pair: decode_pairs weighed each partner
         bad = {b[0] for b in s.bad_nodes if b[0] != x}
         fails = [s.tests[i] for i in held if s.tests[i][3] == "F" and s.tests[i][2] not in PAIR_TAGS
-                 and not bad.intersection(s.tests[i][1]) and self.explains(x, i)]
+                 and not bad.intersection(s.tests[i][1]) and self.explains(x, i) and not self.covered(x, i)]
         measured = [t for t in fails if t[4] is not None]
         if len(measured) >= 2:  # a crash has no magnitude (an intermittent partner reads as one)
             fails = measured
@@ -184,6 +229,26 @@ class CasePlanner:
             return None
         common = set.intersection(*(set(t[1]) - {x} for t in fails))
         return min(common) if common else None
+
+    def covered(self, x: int, tid: int) -> bool:
+        """Whether failing test ``tid`` is explained without ``x``: a measured failing test of some
+        of its other members (x not among them) read as slow or slower (a group runs at its
+        slowest member, so that bottleneck alone gives the figure; a screen triple whose pair
+        without x read the same, issue 15). Unmeasured tests are never covered."""
+        s = self.s
+        r = self.ratio(tid)
+        if r is None:
+            return False
+        if self._fails_of is None:
+            self._fails_of = {}
+            for t, test in enumerate(s.tests):
+                if test[3] == "F" and test[4] is not None and test[2] not in PAIR_TAGS:
+                    for i in test[1]:
+                        self._fails_of.setdefault(i, []).append(t)
+        others = set(s.tests[tid][1]) - {x}
+        return any(t != tid and x not in s.tests[t][1] and others.issuperset(s.tests[t][1])
+                   and (self.ratio(t) or 1.0) <= r + MAGNITUDE_TOLERANCE
+                   for i in others for t in self._fails_of.get(i, ()))
 
     def convict_node(self, x: int, tids: list[int]) -> None:
         y = self.shared_partner(x) if self.s.status[x] != "b" else None
@@ -200,6 +265,10 @@ class CasePlanner:
                 self.unresolved(pair, f"{self.s.names[x]} failed only in tests with {self.s.names[y]} and passed "
                                 "without it: a link between them or a fault of the latter", own)
             return
+        doubt = self.boundary_doubt(x) if self.s.status[x] not in ("b", "i") else None
+        if doubt:
+            self._confirm_past(x, *doubt)
+            return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
         elif self.s.status[x] != "b" and self._crashes_beside_a_pass(x, tids):
@@ -208,6 +277,23 @@ class CasePlanner:
             self.s.status[x] = "b"
             self.s.bad_nodes.append([x, sorted(set(tids))])
             self._settled(x)
+
+    def _confirm_past(self, x: int, racks: list[int], fails: int) -> None:
+        """``x`` about to be named on failures that open rack uplinks explain: confirmed with a
+        proven-good partner outside those racks instead (inside its own rack, or past a cleared
+        uplink), never one it failed with before; with none free it waits, and the round budget
+        reports it unresolved."""
+        s = self.s
+        s.status[x] = "s"
+        s.notes.append(f"{s.names[x]} failed with partners behind the uplink of "
+                       f"{', '.join(s.domain_names[d] for d in racks)}, which no passing test crossed: "
+                       "confirmed with a partner outside it" if racks else
+                       f"{s.names[x]} read slow in a per-pair Job beside fewer than two partners that ever "
+                       "passed a test: confirmed with a proven-good partner")
+        own = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] != "P"]
+        failed_with = sorted({i for t in own if len(s.tests[t][1]) == 2 for i in s.tests[t][1] if i != x})
+        self.new_case("node", "confirm", member=x, fails=fails, passes=0, crashes=0, exclude=list(racks),
+                      origin=own, partners=[], mates=failed_with)
 
     def _settled(self, x: int) -> None:
         """Drop a node just named bad or intermittent from earlier unresolved entries: the
@@ -902,9 +988,10 @@ class CasePlanner:
             # These nodes already passed their screen: one failed partner test is more
             # likely a flip than a node fault. Count per node and test again.
             tally = case.setdefault("tally", {})
-            for x, (o, _tid) in zip(members, res):
+            for x, (o, tid) in zip(members, res):
                 t = tally.setdefault(str(x), [0, 0])
-                t[0 if o == "F" else 1] += 1
+                if o != "F" or self.explains(x, tid):  # clearly slower than x has read: not x's
+                    t[0 if o == "F" else 1] += 1
             bad = [x for x in members if tally[str(x)][0] >= 2]
             for x in bad:
                 self.convict_node(x, [t for t in case["origin"] if x in self.s.tests[t][1]])
@@ -923,10 +1010,11 @@ class CasePlanner:
             if (step == "solo" and len(fails) == 1 and fails[0][1] == "F" and direct and not case.get("strict")
                     and self.slow(pair_tid) and self.slow(fails[0][2])  # crashes are confirmed (intermittent?)
                     and self.consistent(fails[0][2], pair_tid)
-                    and (len(members) == 2 or not self._faster(fails[0][2], pair_tid))):
+                    and not self._faster(fails[0][2], pair_tid)):
                 # the pair failed, its mate passed with a good partner, this node failed with
                 # one (at the pair's magnitude when both were measured): any other explanation
-                # needs two independent flips
+                # needs two independent flips (a pair clearly slower than that had another
+                # bottleneck, the mate: ``_doubt_passing_mates``; the node is then confirmed)
                 x, _o, tid = fails[0]
                 self.convict_node(x, case["origin"])
                 return False
@@ -1279,9 +1367,10 @@ class CasePlanner:
         x = case["member"]
         # never the mate it failed with: a pass beside it would say nothing about x alone
         mates = case.get("mates", [])
-        t = self.solo_test(case, x, "x", "confirm", case["partners"] + mates)
+        past = case.get("exclude", [])  # racks whose open uplink would read as x (``boundary_doubt``)
+        t = self.solo_test(case, x, "x", "confirm", case["partners"] + mates, exclude_domains=past)
         if t is None:
-            t = self.solo_test(case, x, "x", "confirm", mates)
+            t = self.solo_test(case, x, "x", "confirm", mates, exclude_domains=past)
         if t is None:
             return WAIT
         case["partners"] = case["partners"] + [t[1][1]] if len(t[1]) > 1 else case["partners"]
@@ -1391,6 +1480,16 @@ class CasePlanner:
         return sum(1 for t in set(origin) if x in self.s.tests[t][1] and self.slow(t)
                    and (self.ratio(t) or 0.0) >= floor - MATE_GAP)
 
+    def _crossing_agrees(self, x: int, origin: Sequence[int], intra: int) -> bool:
+        """Whether x's reading inside its rack matches one of its measured crossing failures
+        (within MATE_GAP): then one bottleneck, x, explains both. Crossing failures all clearly
+        slower than x read inside its rack had another bottleneck (its uplink; issue 15, found case
+        `rack-probe-inside-reading-is-not-the-crossing-one`); unmeasured ones say nothing."""
+        r = self.ratio(intra) or 0.0
+        crossing = [self.ratio(t) for t in origin if x in self.s.tests[t][1] and self.slow(t)
+                    and self.s.tests[t][2] not in PAIR_TAGS and not self.inside(t)]
+        return not crossing or any(c >= r - MATE_GAP for c in crossing if c is not None)
+
     # -- rack: a crossing test failed for one end; confirm with other nodes -------
     def _plan_rack(self, case: dict) -> list | None:
         s = self.s
@@ -1425,7 +1524,8 @@ class CasePlanner:
             if cross and cross[0] != "P":
                 self.new_case("node", "confirm", member=x, fails=1, passes=0, origin=tids,
                               partners=case["partners"])
-            elif intra[0] == "F" and self.slow(intra[1]) and (self.ratio(intra[1]) or 0.0) >= self.floor(x) - MATE_GAP:
+            elif (intra[0] == "F" and self.slow(intra[1]) and (self.ratio(intra[1]) or 0.0) >= self.floor(x) - MATE_GAP
+                  and self._crossing_agrees(x, case["origin"], intra[1])):
                 # slow inside its own rack too, at the magnitude of its crossing failures: a node fault
                 self.convict_node(x, tids)
             elif intra[0] == "F" and self.slow(intra[1]):
@@ -1649,7 +1749,12 @@ class CasePlanner:
             return False
         doubted: set[int] = set()
         shared = set(data.get("shared", ()))
+        behind_open = self._behind_open(data, members)
         for x in data["nodes"]:
+            if x in behind_open and s.status[x] != "b":  # an open uplink reads the same (_behind_open)
+                doubted.add(x)
+                self._confirm_past(x, behind_open[x], 1)
+                continue
             if x in shared and s.status[x] != "b":
                 # slow with nearly every partner here, yet each of its slow partners is slow with
                 # others too: its partners may be the slow ones (NIC faults that NVLink-only tests
@@ -1684,6 +1789,26 @@ class CasePlanner:
             self.new_case("node", "confirm", member=x, fails=fails, crashes=fails, passes=0,
                           origin=[t for t in origin if x in s.tests[t][1]], partners=[], mates=list(mates))
         return False
+
+    def _behind_open(self, data: dict, members: Sequence[int]) -> dict[int, list[int]]:
+        """The nodes a per-pair Job read slow with every partner whose slow pairs an open rack
+        uplink explains, with that rack: all partners in one other open rack, or (for a node that
+        passed before, being bad would need a flip) none inside its own open rack; and, with no
+        rack, those beside fewer than two members that ever passed a test (a small Job of crashed
+        screens: two bad partners read the same; issue 15, found case `job-of-unproven-partners`).
+        Each is confirmed with a proven-good partner instead of named on the Job."""
+        s = self.s
+        out = {x: [d] for x, d in data.get("sided", ()) if d in self.open_racks()}
+        passed = self.passed()
+        dead = set(data.get("dead", ()))  # (failed transfers with every partner: its own, named)
+        for x in data["nodes"]:  # slow beside fewer than two partners that ever passed: theirs may be the faults
+            if x not in out and x not in dead and sum(1 for i in members if i != x and i in passed) < 2:
+                out[x] = []
+        inside = set(data.get("inside", ()))
+        for x in data["nodes"]:
+            if x not in out and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
+                out[x] = [s.dom[x]]
+        return out
 
     def _done_crash_job(self, case: dict, tid: int, data: dict | None) -> bool:
         """The per-pair Job of crashed screens (``_done_screen``) when it read nothing against
@@ -2001,8 +2126,11 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
         bad = [x for x in bad if x not in uplink]
     if bad:
         near = touching(set(bad))
-        # a slow node reads its own figure with every healthy partner: readings clearly below
-        # its typical one (MAGNITUDE_TOLERANCE) were another bottleneck's, and do not count
+        # a slow node reads its own figure with every healthy partner and never faster (a pair
+        # runs at its slowest end): readings clearly below its fastest one (MAGNITUDE_TOLERANCE)
+        # were another bottleneck's, and do not count (the typical one, as before, let a pair at
+        # 0.88 beside two at 0.35 name a node the 0.88 pair clears; issue 15, found case
+        # `job-pair-faster-than-the-node-clears-it`)
         values: dict[int, list[float]] = {x: [] for x in bad}
         for a, b, v in near:
             if a in values:
@@ -2011,8 +2139,7 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
                 values[b].append(v)
         agreeing = {}
         for x, vs in values.items():
-            vs.sort()
-            level = vs[len(vs) // 2] * (1.0 - MAGNITUDE_TOLERANCE)
+            level = max(vs) * (1.0 - MAGNITUDE_TOLERANCE)
             agreeing[x] = sum(1 for v in vs if v >= level)
         bad = [x for x in bad if agreeing[x] >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0))))]
     bad_set = set(bad)
@@ -2027,6 +2154,7 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
         if b in bad_set and deg[a] == 1:
             clean[b] = clean.get(b, 0) + 1
     shared = sorted(x for x in bad if clean.get(x, 0) < 2)
+    sided = _sided(near, bad, dom) if labelled else []
     # the pairs left to explain, as a mask over the columns (None: all of them)
     keep: list[bool] | None = None
     if bad_set:
@@ -2096,11 +2224,9 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
     # all the rest but what flips explain is not intermittent: its pairs stay to be explained)
     ldeg = _degrees(left)
     measured = {x: m - 1 - fdeg.get(x, 0) - (deg[x] - k) for x, k in ldeg.items()}
-    flaky = sorted(x for x, k in ldeg.items() if m >= 5 and k >= max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1)))
-                   and not flips_explain(k, max(0, measured[x] - k)))
-    flaky_set = set(flaky)
+    intermittent = _flaky(left, ldeg, measured, m)
+    flaky_set = {x for x, _k, _t in intermittent}
     left = sorted((a, b, v) for a, b, v in left if a not in flaky_set and b not in flaky_set)
-    intermittent = [[x, ldeg[x], measured[x]] for x in flaky]
     dead, some, follow = _charge_failures(failed, m, bad_set | flaky_set)
     bad.extend(x for x, _k in dead)
     intermittent.extend([x, k, m - 1] for x, k in some)
@@ -2110,7 +2236,41 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
                     if labelled and bad_set else ())
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
-            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared}
+            "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared, "sided": sided,
+            "dead": sorted(x for x, _k in dead)}
+
+
+def _flaky(left: Sequence[tuple[int, int, float]], ldeg: Mapping[int, int], measured: Mapping[int, int],
+           m: int) -> list[list[int]]:
+    """[node, slow pairs, pairs measured] for each node slow with a good share of its partners but
+    far from all (beyond what flips explain): intermittent. The most-failing first, and a pair with
+    a node already found counts for neither end (it is that node's: with MNNVL a NIC-slow node is
+    slow with every partner outside its NVLink domain, a share, and a healthy node slow only
+    beside three of them was reported Intermittent; issue 15)."""
+    need = max(3, math.ceil(PAIR_INTERMITTENT_SHARE * (m - 1)))
+    if m < 5:
+        return []
+    out: list[list[int]] = []
+    shared: Counter = Counter()  # node -> its slow pairs with nodes already found
+    for x in sorted((x for x, k in ldeg.items() if k >= need), key=lambda x: (-ldeg[x], x)):
+        k, t = ldeg[x] - shared[x], measured[x] - shared[x]
+        if k < need or flips_explain(k, max(0, t - k)):
+            continue
+        out.append([x, k, t])
+        shared.update(b if a == x else a for a, b, _v in left if x in (a, b))
+    return sorted(out)
+
+
+def _sided(near: Sequence[tuple[int, int, float]], bad: Iterable[int], dom: Sequence[int]) -> list[list[int]]:
+    """[node, rack] for each named node whose slow partners all sit in one other rack: that rack's
+    uplink slows the same pairs (the planner doubts the node when no pass has crossed it)."""
+    sides: dict[int, set[int]] = {x: set() for x in bad}
+    for a, b, _v in near:
+        if a in sides:
+            sides[a].add(dom[b])
+        if b in sides:
+            sides[b].add(dom[a])
+    return sorted([x, min(ds)] for x, ds in sides.items() if len(ds) == 1 and min(ds) != dom[x])
 
 
 class _InsidePairs:

@@ -140,6 +140,108 @@ CASES = {
                   seed=4365),
         dict(min_group_size=2, max_concurrent=3, max_screen_size=2, cross_check="representatives",
              cross_check_after_faults=True, marginal_band=0.03, max_rounds=5, link_check="pairwise")),
+    # --- issue 15, fifth pass (seed 11 search, 5 of 24,077): "one boundary is no evidence"
+    # node 8 read slow in a four-node per-pair Job only with nodes 3 and 4, both in rack-01, whose
+    # uplink (0.37) no passing test had crossed: named bad on the Job although it passed beside node 1
+    "job-partners-behind-one-uplink": (
+        _scenario([3, 3, 3], 9, {7: 0.5753882591649178, 5: 0.6324704942611776},
+                  {(1, 7): 0.4544042629354662, (0, 3): 0.5769203655898568}, {1: 0.3658451224308884},
+                  intermittent={6: 0.5489605122429875}, seed=104),
+        dict(min_group_size=3, max_concurrent=1, max_screen_size=32, cross_check="representatives",
+             cross_check_after_faults=True, marginal_band=0.0, max_rounds=60, link_check="pairwise")),
+    # MNNVL: node 0 passed beside node 3 (across racks), then read slow beside node 2 (NIC-slow, proven
+    # only inside its rack) and nodes 4 and 5 (behind rack-02's uplink, never crossed by a pass)
+    "a-pass-then-failures-behind-an-open-uplink": (
+        _scenario([2, 2, 2], 6, {2: 0.32639403090752017, 5: 0.3461238424981702}, {}, {2: 0.34446155168514464},
+                  intermittent={1: 0.6791784693614825}, seed=1903, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=1, max_screen_size=3, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.0, max_rounds=60, link_check="search")),
+    # node 1 (on the bad link 1-2) read 0.76 inside its rack beside node 2, its crossing failures 0.35
+    # (rack-01's uplink): the rack probe named it bad on the inside reading alone
+    "rack-probe-inside-reading-is-not-the-crossing-one": (
+        _scenario([3, 3], 6, {0: 0.5543800858579867}, {(0, 5): 0.37453443811323966, (1, 2): 0.7513654685093066},
+                  {1: 0.3438860945476174}, intermittent={4: 0.7885199574325275}, seed=3942),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=32, cross_check="representatives",
+             cross_check_after_faults=True, marginal_band=0.0, max_rounds=21, link_check="pairwise")),
+    # node 4 failed beside node 0 (the bad link 0-4) and beside nodes 6 and 9 (behind rack-01's uplink,
+    # no pass across it), after passing beside node 1: named bad
+    "a-pass-then-a-link-and-an-open-uplink": (
+        _scenario([5, 6], 11, {5: 0.6236198203088873, 3: 0.48800437942734065, 7: 0.37376335233157343},
+                  {(1, 7): 0.6854804811558297, (0, 4): 0.7431483410748689}, {1: 0.6864032316218596},
+                  intermittent={5: 0.31374095801855056}, seed=2901),
+        dict(min_group_size=2, max_concurrent=0, max_screen_size=2, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=9, link_check="pairwise")),
+    # MNNVL: node 1 never passed and failed only beside nodes 3 and 4 (NIC-slow, proven inside rack-01,
+    # whose boundary no pass crossed): named bad with its own rack's uplink as the alternative
+    "failures-behind-one-open-rack-never-passed": (
+        _scenario([3, 3], 6, {3: 0.7854556667562265, 4: 0.6993706267909126, 5: 0.5974112368441069},
+                  {(1, 5): 0.712270829300732, (0, 3): 0.7567936653882142}, {}, intermittent={0: 0.728321708255663},
+                  seed=1693, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=7, max_screen_size=32, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=3, link_check="search")),
+    # --- the same pass, seed 12 search: node 3 passed alone, then read slow beside nodes 0 and 2 (two
+    # other racks) in a three-node per-pair Job; its own rack-02's uplink (0.41), never crossed by a pass,
+    # explains both pairs
+    "job-pass-then-slow-across-its-own-open-uplink": (
+        _scenario([2, 1, 3], 6, {5: 0.46868165984151045, 1: 0.8118591132100443, 4: 0.3253463084676492}, {},
+                  {2: 0.4120572380987829}, intermittent={5: 0.6284702489051452}, seed=5540),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=7, link_check="pairwise")),
+    # MNNVL, three NIC-slow nodes proven inside their racks, marginalBand 0.1: the link search's partner
+    # tally named nodes 5, 6 and 8 on failures at 0.35 beside nodes 1 and 2 while they read 0.98 elsewhere
+    "link-tally-counts-only-failures-the-node-explains": (
+        _scenario([3, 3, 3], 9, {3: 0.48259269483037126, 1: 0.6503018576241874, 2: 0.3171587511069111}, {}, {},
+                  seed=8305, mnnvl=True),
+        dict(min_group_size=3, max_concurrent=3, max_screen_size=5, cross_check="full",
+             cross_check_after_faults=True, marginal_band=0.1, max_rounds=60, link_check="search")),
+    # MNNVL, NIC-slow nodes proven inside their racks (seed 12; closed by the path rules above)
+    "seed12-22544-mnnvl-partners-proven-inside": (
+        _scenario([2, 2, 2], 6, {0: 0.7041745776125894, 1: 0.8451093941451215, 3: 0.6154878524380137},
+                  {(3, 4): 0.745086767880581, (2, 5): 0.5549294780971157}, {}, seed=442, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=1, max_screen_size=32, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=60, link_check="pairwise")),
+    "seed13-14678-mnnvl-partners-proven-inside": (
+        _scenario([4, 4, 4], 12, {8: 0.7632723117705849, 9: 0.4593856299306931, 0: 0.828335293103597},
+                  {(5, 10): 0.8154068893808919}, {}, seed=1256, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=7, max_screen_size=32, cross_check="none",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=21, link_check="search")),
+    # seed 13: pair (0, 14) read 0.30, node 0 then 0.62 beside node 1 (NIC-slow, proven inside rack-01):
+    # the pair's figure was its mate's (NIC 0.30, passing inside rack-02 over NVLink), yet node 0 was named
+    "pair-slower-than-the-node-is-the-mates": (
+        _scenario([1, 5, 9], 15, {13: 0.672540611237221, 14: 0.3025245985312377, 1: 0.609152267899917},
+                  {(5, 12): 0.3152675466756136}, {}, seed=6876, mnnvl=True),
+        dict(min_group_size=2, max_concurrent=2, max_screen_size=2, cross_check="none",
+             cross_check_after_faults=True, marginal_band=0.03, max_rounds=21, link_check="pairwise")),
+    # seed 13: in a four-node per-pair Job node 3 read 0.35 and 0.36 across rack-01's degraded uplink and
+    # 0.88 beside its slow rack mate: the 0.88 pair proves it faster than 0.36, yet it was "slow with all"
+    "job-pair-faster-than-the-node-clears-it": (
+        _scenario([2, 2], 4, {2: 0.8050552033112228}, {(1, 3): 0.8044087271633238}, {1: 0.3216031277385895},
+                  intermittent={2: 0.6714311170683194}, seed=8504),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.03, max_rounds=13, link_check="pairwise")),
+    # seed 14: one rack of five; node 4 failed three times beside node 0 (the bad link 0-4) and once in
+    # its screen triple with node 3 (bad 0.64), whose pair (2, 3) without it read the triple's figure:
+    # the triple was counted as a second partner, so "one partner is no evidence" did not apply
+    "triple-explained-by-its-pair-is-no-second-partner": (
+        _scenario([5], 5, {3: 0.6392451647640764}, {(0, 4): 0.6701808858064792, (1, 3): 0.5799043197259812}, {},
+                  seed=759),
+        dict(min_group_size=2, max_concurrent=0, max_screen_size=2, cross_check="representatives",
+             cross_check_after_faults=False, marginal_band=0.0, max_rounds=60, link_check="pairwise")),
+    # seed 14: a three-node per-pair Job of crashed screens; node 5 read slow beside nodes 3 and 4 (both
+    # bad, never passed) and was named "slow with every partner"
+    "job-of-unproven-partners": (
+        _scenario([3, 3], 6, {4: 0.332137339316684, 2: 0.6156341798716014, 3: 0.3142968805055993},
+                  {(0, 2): 0.46429043616858257, (2, 5): 0.5814820744207037}, {1: 0.7816269370855948},
+                  intermittent={4: 0.5643051869305379}, seed=1306),
+        dict(min_group_size=1, max_concurrent=3, max_screen_size=2, cross_check="full",
+             cross_check_after_faults=False, marginal_band=0.0, max_rounds=5, link_check="pairwise")),
+    # seed 15: three nodes, a link 1-2 and rack-01's uplink at similar figures, node 1 intermittent: node
+    # 2 read slow beside nodes 0 and 1 in the all-node per-pair Job, neither of them ever passed
+    "three-node-job-of-unproven-partners": (
+        _scenario([1, 2], 3, {}, {(1, 2): 0.7293863225055006}, {1: 0.7931029414040229},
+                  intermittent={1: 0.6533627841958057}, seed=8841),
+        dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="full",
+             cross_check_after_faults=False, marginal_band=0.03, max_rounds=3, link_check="pairwise")),
 }
 
 
@@ -169,4 +271,22 @@ def test_found_case_convicts_no_healthy_node_at_p0(name):
     wrong = [b["name"] for b in v.bad_nodes if not explains(sc, b["name"], policy.min_group_size)
              and not (b["name"] in rack_alternative and sc.bad_racks)]
     assert not wrong, f"healthy node(s) {wrong} named bad at p=0"
+    assert_consistent(v)
+
+
+def test_pairs_with_a_node_read_intermittent_are_its_own_not_its_partners():
+    # (issue 15, the search with Intermittent verdicts checked too) MNNVL, three racks of 7: NIC-slow
+    # nodes 12, 15 and 19 pass inside their NVLink domain and read slow with every node outside it (14
+    # of 20: a share, so Intermittent); healthy node 6, slow beside those three and on its bad link to
+    # node 11, was reported Intermittent as well
+    sc = _scenario([7, 7, 7], 21, {19: 0.31063190723873385, 15: 0.8362175925324118, 12: 0.43861466580134445},
+                   {(6, 11): 0.528893861561917}, seed=376, mnnvl=True)
+    policy = DiagnosePolicy(threshold=sc.threshold, min_group_size=2, max_concurrent=2, max_screen_size=2,
+                            cross_check="full", cross_check_after_faults=True, marginal_band=0.0, max_rounds=4,
+                            link_check="pairwise")
+    v = run_planner(sc, policy, roundtrip=True).verdict
+    named = {x["name"] for x in v.intermittent} | {b["name"] for b in v.bad_nodes}
+    assert {"gpu-node-012", "gpu-node-015", "gpu-node-019"} <= named
+    wrong = sorted(x for x in named if not explains(sc, x, policy.min_group_size))
+    assert not wrong, f"healthy node(s) {wrong} reported bad or Intermittent at p=0"
     assert_consistent(v)
