@@ -45,8 +45,12 @@ class Reflector:
     """Keeps ``sink`` in step with one kind until ``stop`` is set (run it in a thread)."""
 
     def __init__(self, kube, spec: WatchSpec, sink: Sink, *, page_size: int = 500, watch_timeout_s: int = 300,
-                 sleep: Callable[[float], bool] | None = None) -> None:
+                 sleep: Callable[[float], bool] | None = None, shrink: Callable[[dict], dict] | None = None) -> None:
+        """``shrink``: applied to each listed object as its page arrives (the sink's cache keeps
+        only part of each), so a full list of 4096 Nodes with their managedFields and image
+        lists never sits in memory at once beside the cache it replaces."""
         self.kube, self.spec, self.sink = kube, spec, sink
+        self.shrink = shrink
         self.page_size, self.watch_timeout_s = page_size, watch_timeout_s
         self.stop = threading.Event()
         self._sleep = sleep or self.stop.wait
@@ -63,7 +67,7 @@ class Reflector:
                         self.spec.api_version, self.spec.kind, self.spec.namespace,
                         label_selector=self.spec.label_selector, limit=self.page_size, continue_token=token,
                     )
-                    items.extend(page)
+                    items.extend(page if self.shrink is None else [self.shrink(obj) for obj in page])
                     version = version or rv
                     if not token:
                         self.lists += 1

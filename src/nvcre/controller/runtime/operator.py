@@ -26,6 +26,7 @@ import kopf
 from nvcre.controller import conditions as c
 from nvcre.controller import labels as L
 from nvcre.controller import workload_state as ws
+from nvcre.controller.runtime.cache import slim
 from nvcre.controller.runtime.namespaces import ledger_namespace
 from nvcre.controller.runtime.queue import Key, Retry, WorkQueue, run_workers
 from nvcre.kube import watch
@@ -246,7 +247,7 @@ class Controller:
         run_workers(self.queue, self.handle, count=self.ctx.settings.workers, stop=self.stop)
         threading.Thread(target=self.resync, name="nvcre-resync", daemon=True).start()
         if reflect:
-            self.reflectors = [watch.Reflector(self.ctx.kube, spec, self) for spec in reflected_kinds(namespaces)]
+            self.reflectors = [watch.Reflector(self.ctx.kube, spec, self, shrink=slim) for spec in reflected_kinds(namespaces)]
             watch.start(self.reflectors)
 
     def shutdown(self) -> None:
