@@ -1,9 +1,9 @@
-"""The first step of every reconcile pass: read the object itself, live.
+"""The first step of every reconcile pass: read the object itself.
 
-A pass starts from the API server's copy (not the cache: a write of the last pass may not
-have come back through the watch yet). An object that is gone or being deleted ends its
-memos here, and one deleted while a watch was away leaves the cache too (a relist sends
-no DELETED event)."""
+``live_object`` reads the API server's copy; ``running_object`` reads the watch cache's
+while the object runs (see its docstring for why that is safe) and live otherwise. An
+object that is gone or being deleted ends its memos here, and one deleted while a watch
+was away leaves the cache too (a relist sends no DELETED event)."""
 
 from __future__ import annotations
 
