@@ -44,14 +44,15 @@ def test_nccl_certification_runs_through_trainjob(kubeflow_trainer, trainer_kube
     e2e.apply(kube, e2e.certification("tj-nccl", namespace, [category]))
 
     # While it runs: a TrainJob and its JobSet exist, our Jobs are the JobSet's, not ours.
+    # (The JobSet controller creates its batch Jobs a moment after the JobSet: wait for them too.)
     def trainjob_running():
         tjs = kube.list(TRAINER_API, "TrainJob", namespace)
         jss = kube.list(JOBSET_API, "JobSet", namespace)
-        return (tjs, jss) if tjs and jss else None
+        batch = kube.list("batch/v1", "Job", namespace)
+        return (tjs, jss, batch) if tjs and jss and batch else None
 
-    tjs, jss = e2e.wait_for(trainjob_running, 120, "a TrainJob and its JobSet", controller.log_tail)
+    tjs, jss, batch = e2e.wait_for(trainjob_running, 120, "a TrainJob, its JobSet and their batch Jobs", controller.log_tail)
     assert {t["metadata"]["name"] for t in tjs} == {j["metadata"]["name"] for j in jss}
-    batch = kube.list("batch/v1", "Job", namespace)
     assert batch and all(JOBSET_LABEL in (j["metadata"].get("labels") or {}) for j in batch), [
         j["metadata"]["name"] for j in batch]
 
