@@ -7,7 +7,8 @@ the Job controller, scheduler and kubelet leave them: the rendered template plus
 server's defaults, a service-account volume and a terminated status) and sends it as
 JSON, like the wire, through the controller's real ingest path:
 
-* the Nodes: a ``kube.watch.Reflector`` paginated list (500 a page) into the operator's
+* the Nodes: a ``kube.watch.Reflector`` paginated list (500 a page, each page slimmed as it
+  arrives, as the operator's reflectors do) into the operator's
   sink (``runtime.operator.Controller.replace``: the watch cache, the node fingerprints);
 * the workload: ``reconcile_job`` renders and creates it over every node (full-scale
   all-reduce); its pods arrive as watch events (``Controller.apply``: the cache and the
@@ -53,6 +54,7 @@ from nvcre.controller.context import Context, Settings  # noqa: E402
 from nvcre.controller.reconcilers.certification import reconcile_certification  # noqa: E402
 from nvcre.controller.reconcilers.job import reconcile_job  # noqa: E402
 from nvcre.controller.reconcilers.workflow import reconcile_workflow  # noqa: E402
+from nvcre.controller.runtime.cache import slim  # noqa: E402
 from nvcre.controller.runtime.operator import Controller  # noqa: E402
 from nvcre.kube.watch import Reflector, WatchSpec  # noqa: E402
 from nvcre.sim.fleet import FleetSpec, build_fleet  # noqa: E402
@@ -151,7 +153,8 @@ def run(nodes: int) -> dict:
     rss0 = rss_mb()
 
     def list_nodes() -> None:
-        objects, _ = Reflector(wire, WatchSpec("v1", "Node", "Node", label_selector="nvidia.com/gpu.present"), ctl).list_all()
+        objects, _ = Reflector(wire, WatchSpec("v1", "Node", "Node", label_selector="nvidia.com/gpu.present"), ctl,
+                               shrink=slim).list_all()  # each page slimmed as it arrives, as the operator does
         ctl.replace("Node", objects, None)
         for kind in ("Pod", "batch.Job"):  # the workload reflectors' first lists: nothing there yet
             ctl.replace(kind, [], None)
