@@ -51,10 +51,15 @@ class Settings:
 class BoundedMemo:
     """A thread-safe memo with a size bound (least recently used goes first)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, weigh: Callable[[Any], int] | None = None, max_weight: int = 0) -> None:
+        """``weigh`` and ``max_weight``: a second bound on the sum of the values' weights
+        (bytes of text), for memos whose values vary in size by orders of magnitude."""
         self.limit = limit
         self._lock = threading.Lock()
         self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._weigh, self.max_weight = weigh, max_weight
+        self._weights: dict[Any, int] = {}
+        self.weight = 0
 
     def get(self, key: Any, default: Any = None) -> Any:
         with self._lock:
@@ -65,14 +70,21 @@ class BoundedMemo:
 
     def put(self, key: Any, value: Any) -> None:
         with self._lock:
+            self._forget(key)
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.limit:
-                self._items.popitem(last=False)
+            if self._weigh is not None:
+                self._weights[key] = self._weigh(value)
+                self.weight += self._weights[key]
+            while len(self._items) > self.limit or (self.max_weight and self.weight > self.max_weight):
+                self._forget(next(iter(self._items)))
+
+    def _forget(self, key: Any) -> None:
+        self._items.pop(key, None)
+        self.weight -= self._weights.pop(key, 0)
 
     def pop(self, key: Any) -> None:
         with self._lock:
-            self._items.pop(key, None)
+            self._forget(key)
 
     def keys(self) -> list[Any]:
         with self._lock:
@@ -81,11 +93,14 @@ class BoundedMemo:
     def drop_where(self, predicate: Callable[[Any], bool]) -> None:
         with self._lock:
             for key in [k for k in self._items if predicate(k)]:
-                del self._items[key]
+                self._forget(key)
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
+
+
+ENDED_LOGS_MAX_CHARS = 32 * 1024 * 1024  # about 32 MB of log text: the evidence of a few large Jobs at once
 
 
 @dataclass
@@ -103,6 +118,9 @@ class Memos:
     # (namespace, name) of the Workflows waiting for namespace permissions: what a RoleBinding
     # change in that namespace wakes; past the bound the oldest falls back on its deadline and the resync
     waiting_for_access: BoundedMemo = field(default_factory=lambda: BoundedMemo(1024))
+    # (Job uid, pod, container, tail lines, restarts) -> the log of a pod that has ended (``ended_logs``)
+    ended_logs: BoundedMemo = field(default_factory=lambda: BoundedMemo(
+        256, weigh=lambda text: len(text), max_weight=ENDED_LOGS_MAX_CHARS))
 
 
 @dataclass
@@ -141,6 +159,7 @@ class Context:
             self.memos.stall_checked.drop_where(lambda k: k == uid)
             self.memos.resolved.drop_where(lambda k: k[0] == uid)
             self.memos.workloads.drop_where(lambda k: k[0] == uid)
+            self.memos.ended_logs.drop_where(lambda k: k[0] == uid)
         if name and kind in ("", "Job"):
             self.placements.pop((namespace, name), None)
 

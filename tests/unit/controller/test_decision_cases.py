@@ -63,7 +63,7 @@ def _job_step(data: dict) -> dict:
     return {"workload_phase": phase.phase, "blocked_message": clocks.blocked_message, "stall_check_due": due,
             "action": step.action, "wait_seconds": step.wait_seconds, "try_restart": step.try_restart,
             "failure_log": step.failure_log, "failure_log_fixed": step.failure_log_fixed,
-            "read_measurements": step.read_measurements, "blame": list(step.blame),
+            "read_measurements": step.read_measurements, "blame": list(step.blame), "prefetch": step.prefetch,
             "terminal": {"phase": t.phase, "reason": t.reason, "message": t.message, "blame_group": t.blame_group} if t else None}
 
 

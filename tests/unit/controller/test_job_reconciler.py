@@ -211,6 +211,55 @@ def test_a_worker_that_never_ends_holds_the_verdict_only_for_the_settle_time(wor
     assert c.reason_of(_job(kube, job)["status"]["conditions"], c.FAILED) == "WorkloadFailed"
 
 
+def test_ended_pods_logs_are_read_while_the_verdict_waits_and_not_again(world):
+    """The evidence of pods that have ended is read while the verdict waits for the last
+    ones (``ended_logs``): the terminal pass reads only what ended since, and the memo goes
+    with the Job's other memos once it is terminal."""
+    kube, ctx, clock, job, nodes = world
+    launcher = f"{job}-l"
+    kube.logs[launcher] = "launcher: worker 3 lost its GPU\n"
+    kube.logs.update({f"{job}-w{i}": f"rank {i} done\n" for i in range(4)})
+    ctx.cache.put(_pod(job, launcher, "launcher", node=nodes[0], phase="Failed",
+                       state={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": FAILED_AT}}))
+    for i, n in enumerate(nodes[:3]):
+        ctx.cache.put(_pod(job, f"{job}-w{i}", "worker", node=n, phase="Succeeded",
+                           state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    ctx.cache.put(_pod(job, f"{job}-w3", "worker", node=nodes[3], phase="Running", state={"running": {"startedAt": FAILED_AT}}))
+    _launcher_failed(kube, ctx, job)
+    kube.log_reads.clear()
+    assert reconcile_job(ctx, "ns", job) is not None  # waits for w3
+    early = list(kube.log_reads)
+    assert launcher in early and f"{job}-w0" in early and f"{job}-w3" not in early, early
+    ctx.cache.put(_pod(job, f"{job}-w3", "worker", node=nodes[3], phase="Succeeded",
+                       state={"terminated": {"exitCode": 0, "finishedAt": FAILED_AT}}))
+    clock.now += 1
+    kube.log_reads.clear()
+    reconcile_job(ctx, "ns", job)
+    st = _job(kube, job)["status"]
+    assert c.reason_of(st["conditions"], c.FAILED) == "WorkloadFailed"
+    assert kube.log_reads == [f"{job}-w3"], kube.log_reads  # only the pod that ended since
+    assert "lost its GPU" in st["failureLog"]["tail"]  # the early read is the evidence
+    assert {e["podName"] for e in st["podLogs"]} == {launcher} | {f"{job}-w{i}" for i in range(4)}
+    assert len(ctx.memos.ended_logs) == 0  # dropped with the terminal Job's memos
+
+
+def test_a_running_pods_log_is_never_served_from_memory(world):
+    from nvcre.controller import ended_logs
+
+    kube, ctx, clock, job, nodes = world
+    body = _job(kube, job)
+    running = _pod(job, f"{job}-w0", "worker", node=nodes[0], phase="Running", state={"running": {"startedAt": FAILED_AT}})
+    kube.logs[f"{job}-w0"] = "step 1"
+    assert ended_logs.pod_log(ctx, body, running, tail_lines=10) == "step 1"
+    kube.logs[f"{job}-w0"] = "step 2"
+    assert ended_logs.pod_log(ctx, body, running, tail_lines=10) == "step 2"
+    ended = _pod(job, f"{job}-w0", "worker", node=nodes[0], phase="Succeeded", state={"terminated": {"exitCode": 0}})
+    assert ended_logs.pod_log(ctx, body, ended, tail_lines=10) == "step 2"
+    kube.logs[f"{job}-w0"] = "rotated away"
+    assert ended_logs.pod_log(ctx, body, ended, tail_lines=10) == "step 2"  # from memory
+    assert ended_logs.pod_log(ctx, body, ended, tail_lines=20) == "rotated away"  # another read is another key
+
+
 def test_a_health_detector_reads_the_cached_node(world):
     kube, ctx, clock, job, nodes = world
     ctx.cache.put(_pod(job, f"{job}-l", "launcher", node=nodes[0], phase="Running", state={"running": {"startedAt": FAILED_AT}}))

@@ -56,6 +56,8 @@ class JobStep:
     own); ``failure_log_fixed``: a failure log already known (no read needed).
     ``read_measurements``: read the launcher log once for the final measurement.
     ``blame``: the nodes a terminal verdict names instead of the group (vanished nodes).
+    ``prefetch``: the workload has ended and the verdict waits for its last pods: read the
+    logs of the pods that have ended now, so the terminal pass finds its evidence read.
     """
 
     action: str
@@ -66,6 +68,7 @@ class JobStep:
     failure_log_fixed: dict | None = None
     read_measurements: bool = False
     blame: tuple[str, ...] = ()
+    prefetch: bool = False
 
 
 def stall_check_due(phase: ws.WorkloadPhase, blocked: str | None, gone: list[str], clocks: ClockDecision) -> bool:
@@ -80,7 +83,7 @@ def _ended(f: JobFacts) -> JobStep:
         end = decide_end(f.phase, f.objects, f.pods, now=f.now, label=f.label)
         restart = f.phase.phase == ws.FAILED
         if end.wait:
-            return JobStep(WAIT, wait_seconds=end.wait_seconds, try_restart=restart)
+            return JobStep(WAIT, wait_seconds=end.wait_seconds, try_restart=restart, prefetch=True)
         return JobStep(TERMINAL, Terminal(end.phase, end.reason, end.message, end.blame_group), try_restart=restart,
                        failure_log="" if end.phase == c.FAILED else None, read_measurements=True)
     # A timeout while the pods could not even be scheduled is the cluster's capacity,

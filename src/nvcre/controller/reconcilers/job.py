@@ -36,6 +36,7 @@ from nvcre.controller.decide.restart import decide_restart
 from nvcre.controller.decide.job_pass import JobPass, apply_pass, apply_verdict, blame, newly_sick
 from nvcre.controller.gather import job_pods, watched_nodes
 from nvcre.controller.health_check import check_nodes
+from nvcre.controller import ended_logs
 from nvcre.controller.parallel_reads import read_all
 from nvcre.controller.runtime.queue import RETRY_MAX_S, Retry
 from nvcre.controller.measurements import (
@@ -49,6 +50,7 @@ from nvcre.controller.measurements import (
 )
 from nvcre.controller.views import job_status
 from nvcre.controller.reconcilers.own import forget_object, running_object
+from nvcre.kube.client import ApiError, TransportError
 from nvcre.kube.resources import NVCRE_API_VERSION
 from nvcre.objpath import dig
 from nvcre.workloads.mpi import with_generated_keys
@@ -295,6 +297,8 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
     if step.try_restart and _restart_from_checkpoint(ctx, job, desired, obs.pods, obs.sick):
         return None  # its status write (workloadRef dropped) is a watch event: the next pass creates the workload
     p = _job_pass(obs, facts, step)
+    if step.prefetch:
+        _prefetch_evidence(ctx, job, obs)
     got = _read_evidence(ctx, job, obs, step, p)
     if "failure_log" in got:
         p.failure_log = got["failure_log"]
@@ -311,6 +315,16 @@ def _observe(ctx: Context, job: dict, desired: list[dict]) -> float | None:
         p.pod_logs = _pod_logs(ctx, job, obs.pods, first=set(p.sick) | set(step.blame))
     return _write_pass(ctx, job, obs, p, reading, step.wait_seconds,
                        _next_look(ctx, job, obs, facts.clocks, grace, timeout))
+
+
+def _prefetch_evidence(ctx: Context, job: dict, obs: Observation) -> None:
+    """While the verdict waits for the last pods, read the logs of those that have ended
+    (``ended_logs``); a failed read only means the terminal pass reads it itself."""
+    failing = obs.phase.phase == ws.FAILED or bool(dig(job, "metadata", "labels", L.WORKLOAD_RUN))
+    try:
+        ended_logs.prefetch(ctx, job, obs.pods, set(obs.sick), pod_tails=failing)
+    except (ApiError, TransportError) as exc:
+        log.info("Job %s: reading ended pods' logs early: %s", job["metadata"]["name"], exc)
 
 
 def _keeps_pod_logs(job: dict, p: JobPass) -> bool:
@@ -493,7 +507,7 @@ def _final_reading(ctx: Context, job: dict, pods: list[dict]) -> Reading | None:
         return None
     if bw:
         pod = ws.launcher_pod(pods)
-        text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"]) if pod else None
+        text = ended_logs.pod_log(ctx, job, pod) if pod else None
         return with_pairs(read_bandwidth(text), text, pods)  # a per-pair check's pairs, named by node
     profile = ctx.kube.get(NVCRE_API_VERSION, "LogProfile", gp.get("logProfileRef", ""))
     return read_goodput(training_logs(ctx.kube, pods, profile), profile, prior_attempt_logs(ctx.kube, job))
@@ -548,12 +562,12 @@ def _failure_log(ctx: Context, job: dict, pods: list[dict], reason: str | None =
         pod = ws.launcher_pod(pods)
         if pod is None:
             return {"reason": reason, "tail": "no pods were running when the Job timed out"}
-        text = ctx.kube.pod_log(pod["metadata"]["name"], pod["metadata"]["namespace"], tail_lines=ws.FAILURE_LOG_LINES)
+        text = ended_logs.pod_log(ctx, job, pod, tail_lines=ws.FAILURE_LOG_LINES)
         entry = {"podName": pod["metadata"]["name"], "nodeName": dig(pod, "spec", "nodeName"), "reason": reason}
         entry["tail"] = ws.log_tail(text)
         return {k: v for k, v in entry.items() if v not in (None, "")}
-    namespace = job["metadata"].get("namespace")
-    text = ctx.kube.pod_log(failed.pod, namespace, container=failed.container or None, tail_lines=ws.FAILURE_LOG_LINES)
+    pod = next((p for p in pods if dig(p, "metadata", "name") == failed.pod), None) or {"metadata": {"name": failed.pod}}
+    text = ended_logs.pod_log(ctx, job, pod, container=failed.container or None, tail_lines=ws.FAILURE_LOG_LINES)
     entry = {
         "podName": failed.pod,
         "nodeName": failed.node or None,
@@ -577,8 +591,7 @@ def _pod_logs(ctx: Context, job: dict, pods: list[dict], first: set[str] = froze
     chosen = ws.log_pods(pods, MAX_POD_LOGS, first=first)
 
     def read(pod: dict):
-        name, namespace = pod["metadata"]["name"], pod["metadata"].get("namespace") or job["metadata"].get("namespace")
-        return lambda: ctx.kube.pod_log(name, namespace, container=ws.main_container(pod)[0], tail_lines=ws.POD_LOG_LINES)
+        return lambda: ended_logs.pod_log(ctx, job, pod, container=ws.main_container(pod)[0], tail_lines=ws.POD_LOG_LINES)
 
     texts = read_all({str(i): read(pod) for i, pod in enumerate(chosen)})
     out = []
