@@ -14,7 +14,8 @@ from typing import Any
 def dig(obj: Any, *path: str) -> Any:
     """The value at ``path`` under ``obj``, or None when a level is missing or not a mapping."""
     for key in path:
-        if not isinstance(obj, Mapping):
+        # a plain dict first: the ABC check costs more than the lookup, and dig runs per pod per pass
+        if type(obj) is not dict and not isinstance(obj, Mapping):
             return None
         obj = obj.get(key)
     return obj

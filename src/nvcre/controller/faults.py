@@ -48,11 +48,20 @@ def _scheduled_at(pod: dict) -> float | None:
 
 
 def startup_stall(pods: Iterable[dict], *, now: float, grace_seconds: float = DEFAULT_STARTUP_GRACE_SECONDS) -> str | None:
-    """Why the workload cannot start (the first stuck container), or None."""
-    for pod in sorted(pods, key=lambda p: dig(p, "metadata", "name") or ""):
+    """Why the workload cannot start (the first stuck container in pod name order), or None.
+
+    Pods that cannot be stuck (ended, unbound, going) are passed over before the name
+    order is taken: a pass looks at every pod of the group, and sorting all of them cost
+    more than the check."""
+    candidates = []
+    for pod in pods:
         meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
         if meta.get("deletionTimestamp") or not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
             continue
+        if any(dig(cs, "state", "waiting") for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])):
+            candidates.append(pod)
+    for pod in sorted(candidates, key=lambda p: dig(p, "metadata", "name") or ""):
+        meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
         since = _scheduled_at(pod)
         statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
         for cs in statuses:
