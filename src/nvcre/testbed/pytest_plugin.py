@@ -167,8 +167,9 @@ def namespace(api_client, request: pytest.FixtureRequest) -> Iterator[str]:
         )
     )
     # Pod admission looks up the namespace's default ServiceAccount, which the
-    # service-account controller creates a moment after the namespace.
-    deadline = time.monotonic() + 30
+    # service-account controller creates a moment after the namespace (on a loaded 2-core
+    # CI host its queue once took over 30 s: the fixture failed with NotFound).
+    deadline = time.monotonic() + 120
     while True:
         try:
             core.read_namespaced_service_account("default", name)
