@@ -103,3 +103,39 @@ def test_a_jobs_event_spacing_grows_with_its_group_past_1024_nodes():
     assert piece_event_spacing(None) == 1.0  # not cached yet
     assert piece_event_spacing({"spec": {"nodes": ["n"] * 256}}) == 1.0
     assert piece_event_spacing({"spec": {"nodes": ["n"] * 4096}}) == 4.0
+
+
+def _job_pod(name: str, *, ended: bool, rv: int) -> dict:
+    state = {"terminated": {"exitCode": 0}} if ended else {"running": {}}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": str(rv), "labels": {"nvcre.nvidia.com/job": "j"}},
+            "spec": {"nodeName": "n", "restartPolicy": "Never", "containers": [{"name": "main"}]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "main", "state": state}]}}
+
+
+def test_the_end_of_a_jobs_last_running_pod_skips_the_spacing():
+    """A 4096-node Job's pod events are spaced 4 s apart, but its verdict waits for the last
+    pod's end: that one event is looked at at once; a later update of an ended pod is not."""
+    from fake_kube import FakeKube
+
+    from nvcre.controller.context import Context, Settings
+    from nvcre.controller.runtime.operator import Controller
+
+    ctx = Context(kube=FakeKube([]), settings=Settings())
+    ctl = Controller(ctx, {})
+    ctx.cache.put({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns"},
+                   "spec": {"nodes": [f"n{i}" for i in range(4096)]}})
+    key = ("Job", "ns", "j")
+    for i in range(3):
+        ctl.apply("Pod", "ADDED", _job_pod(f"p{i}", ended=False, rv=10 + i))
+    _pass(ctl.queue, key)
+    ctl.apply("Pod", "MODIFIED", _job_pod("p0", ended=True, rv=20))
+    ctl.apply("Pod", "MODIFIED", _job_pod("p1", ended=True, rv=21))
+    assert ctl.queue.get(timeout=0.05) is None  # two of three ended: within the spacing
+    ctl.apply("Pod", "MODIFIED", _job_pod("p2", ended=True, rv=22))
+    assert ctl.queue.get(timeout=0.05) == key  # the last one: at once
+    ctl.queue.done(key)
+    ended = _job_pod("p2", ended=True, rv=23)
+    ended["status"]["phase"] = "Succeeded"  # the kubelet's phase update after the containers' end
+    ctl.apply("Pod", "MODIFIED", ended)
+    assert ctl.queue.get(timeout=0.05) is None

@@ -26,6 +26,7 @@ import threading
 from collections import defaultdict
 
 from nvcre.controller import labels as L
+from nvcre.controller import workload_state as ws
 from nvcre.objpath import dig
 
 Key = tuple[str, str]  # (namespace, name)
@@ -100,22 +101,28 @@ class WatchCache:
         self._of_workflow: dict[Key, set[str]] = defaultdict(set)  # (ns, Workflow) -> nvcre Job names
         self._on_node: dict[str, set[Key]] = defaultdict(set)  # node -> nvcre Jobs
         self._unpinned: set[Key] = set()  # nvcre Jobs without a node list (Unpinned placement)
+        self._unended: dict[Key, set[str]] = defaultdict(set)  # (ns, nvcre Job) -> its pods that have not ended
 
     # ------------------------------------------------------------ writes
-    def put(self, obj: dict) -> None:
+    def put(self, obj: dict) -> bool:
+        """Store the body; True when it is the end of the last of its nvcre Job's pods that
+        had not ended (the pass the Job's verdict waits for)."""
         obj = slim(obj)
         kind = kind_key(obj)
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "", meta.get("name") or "")
+        job = (key[0], dig(meta.get("labels"), L.JOB) or "")
         with self._lock:
             old = self._objects[kind].get(key)
             if old is not None:
                 old_rv, new_rv = _rv(old), _rv(obj)
                 if old_rv and new_rv and new_rv < old_rv:
-                    return  # an older copy (a status write's answer arriving after the watch's newer event)
+                    return False  # an older copy (a status write's answer arriving after the watch's newer event)
                 self._unindex(kind, key, old)
             self._objects[kind][key] = obj
             self._index(kind, key, obj)
+            return (kind == "Pod" and bool(job[1]) and old is not None and ws.pod_ended(old) is None and ws.pod_ended(obj) is not None
+                    and not self._unended.get(job))
 
     def drop(self, kind: str, namespace: str, name: str) -> None:
         key = (namespace or "", name)
@@ -144,12 +151,13 @@ class WatchCache:
             self._synced.add((kind, namespace))
         return gone
 
-    def apply(self, kind: str, event_type: str, obj: dict) -> None:
+    def apply(self, kind: str, event_type: str, obj: dict) -> bool:
+        """A watch event; True when it ended the last running pod of an nvcre Job (``put``)."""
         if event_type == "DELETED":
             meta = obj.get("metadata") or {}
             self.drop(kind, meta.get("namespace") or "", meta.get("name") or "")
-        else:
-            self.put(obj)
+            return False
+        return self.put(obj)
 
     # ------------------------------------------------------------ reads
     def synced(self, kind: str, namespace: str | None = None) -> bool:
@@ -199,6 +207,8 @@ class WatchCache:
         labels = dig(obj, "metadata", "labels") or {}
         if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
             self._pieces[(key[0], labels[L.JOB])].add((kind, key[1]))
+            if kind == "Pod" and ws.pod_ended(obj) is None:
+                self._unended[(key[0], labels[L.JOB])].add(key[1])
         elif kind == "Job":
             if labels.get(L.WORKFLOW):
                 self._of_workflow[(key[0], labels[L.WORKFLOW])].add(key[1])
@@ -212,6 +222,8 @@ class WatchCache:
         labels = dig(obj, "metadata", "labels") or {}
         if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
             _discard(self._pieces, (key[0], labels[L.JOB]), (kind, key[1]))
+            if kind == "Pod":
+                _discard(self._unended, (key[0], labels[L.JOB]), key[1])
         elif kind == "Job":
             if labels.get(L.WORKFLOW):
                 _discard(self._of_workflow, (key[0], labels[L.WORKFLOW]), key[1])

@@ -150,26 +150,28 @@ class Controller:
         if kind_key == BINDINGS.key:
             self.observe_bindings(dig(obj, "metadata", "namespace") or "")
             return
-        self.ctx.cache.apply(kind_key, event_type, obj)
-        self._dispatch(kind_key, obj)
+        last_end = self.ctx.cache.apply(kind_key, event_type, obj)
+        self._dispatch(kind_key, obj, last_end=last_end)
 
-    def _dispatch(self, kind_key: str, obj: dict) -> None:
+    def _dispatch(self, kind_key: str, obj: dict, *, last_end: bool = False) -> None:
         if kind_key == READINESS:
             return  # no reconciler reads it; the cache alone feeds nvcre_node_readiness_status
         if kind_key == "Node":
             self.observe_node(obj)
         else:
-            self.observe_workload_piece(obj)
+            self.observe_workload_piece(obj, last_end=last_end)
 
-    def observe_workload_piece(self, body: dict) -> None:
-        """A pod or batch Job of a workload changed: look at the nvcre Job that owns it."""
+    def observe_workload_piece(self, body: dict, *, last_end: bool = False) -> None:
+        """A pod or batch Job of a workload changed: look at the nvcre Job that owns it, after
+        the group's event spacing; at once for the end of its last running pod (``last_end``):
+        the verdict waits for exactly that."""
         meta = body.get("metadata") or {}
         job = dig(meta.get("labels"), L.JOB)
         if job:
             key = (meta.get("namespace") or "", job)
             if (record := ws.placement_record(body)) is not None:  # a bound pod (a batch Job has no nodeName)
                 self.ctx.placements.setdefault(key, {})[record["metadata"]["name"]] = record
-            self.queue.add(("Job",) + key, spacing=piece_event_spacing(self.ctx.cache.get("Job", *key)))
+            self.queue.add(("Job",) + key, spacing=0.0 if last_end else piece_event_spacing(self.ctx.cache.get("Job", *key)))
 
     def observe_node(self, body: dict, *, wake: bool = True) -> bool:
         """A node's health-relevant state changed: look at the unfinished Jobs on it, and at
