@@ -40,8 +40,10 @@ def is_launcher(obj: dict) -> bool:
     """Whether a workload object or pod is the launcher whose end decides the run."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels") or {}
-    if any(str(labels.get(key, "")).lower() == "launcher" for key in ROLE_LABELS):
-        return True
+    for key in ROLE_LABELS:  # asked of every pod of a group several times a pass: no generator
+        value = labels.get(key)
+        if value is not None and str(value).lower() == "launcher":
+            return True
     if labels.get(LAUNCHER_STEP_LABEL) == "trainer":
         return True
     return "-launcher" in meta.get("name", "")
@@ -145,11 +147,8 @@ def unschedulable_message(pods: list[dict]) -> str | None:
     SchedulingGated pods and pods without a PodScheduled condition do not count: they
     are waiting on something else than free capacity.
     """
-    for pod in sorted(pods, key=lambda p: p.get("metadata", {}).get("name", "")):
-        if dig(pod, "spec", "nodeName"):
-            continue
-        if dig(pod, "metadata", "deletionTimestamp"):
-            continue
+    unbound = [p for p in pods if not dig(p, "spec", "nodeName") and not dig(p, "metadata", "deletionTimestamp")]
+    for pod in sorted(unbound, key=lambda p: p.get("metadata", {}).get("name", "")):  # the bound are most: sort the rest
         for cond in dig(pod, "status", "conditions") or []:
             if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("reason") == "Unschedulable":
                 return cond.get("message") or "pod is unschedulable"
@@ -184,7 +183,8 @@ def placement_record(pod: dict) -> dict | None:
 def with_remembered(pods: list[dict], remembered: dict[str, dict]) -> list[dict]:
     """The listed pods plus the remembered placements of pods no longer listed."""
     listed = {dig(p, "metadata", "name") for p in pods}
-    return list(pods) + [rec for name, rec in sorted(remembered.items()) if name not in listed]
+    gone = sorted(name for name in remembered if name not in listed)  # usually none: sort only those
+    return list(pods) + [remembered[name] for name in gone]
 
 
 def pod_nodes(pods: list[dict], *, live_only: bool = False) -> list[str]:

@@ -261,3 +261,46 @@ def test_a_shrinking_reflector_hands_its_sink_only_shrunk_objects():
     reflector.run()
     assert len(seen) == 5
     assert all("managedFields" not in o["metadata"] and "images" not in o["status"] for o in seen)
+
+
+def _job_body(name: str, nodes, ran, rv: int, annotated: bool) -> dict:
+    meta = {"name": name, "namespace": "ns", "resourceVersion": str(rv), "labels": {"nvcre.nvidia.com/workflow": "wf"}}
+    spec = {}
+    if annotated:
+        meta["annotations"] = {"nvcre.nvidia.com/group-nodes": ",".join(nodes)}
+    elif nodes:
+        spec["nodes"] = list(nodes)
+    status = {"nodesRan": list(ran)} if ran else {}
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "metadata": meta, "spec": spec, "status": status}
+
+
+def test_the_node_index_matches_the_jobs_after_any_sequence_of_writes():
+    """Status writes that leave a Job's nodes alone skip the node index; whatever the order of
+    writes, deletes and node changes, ``jobs_on`` answers as a scan of the cached Jobs would."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from nvcre.controller.labels import group_nodes
+    from nvcre.controller.runtime.cache import job_nodes
+
+    names = [f"n{i}" for i in range(6)]
+    node_sets = st.lists(st.sampled_from(names), max_size=4, unique=True)
+    op = st.tuples(st.sampled_from(["a", "b", "c"]), node_sets, node_sets, st.booleans(), st.booleans())
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(op, max_size=25))
+    def check(ops):
+        cache = WatchCache()
+        for rv, (name, nodes, ran, annotated, delete) in enumerate(ops, 1):
+            if delete:
+                cache.drop("Job", "ns", name)
+            else:
+                cache.put(_job_body(name, nodes, ran, rv, annotated))
+        jobs = cache.of_kind("Job")
+        for node in names:
+            scanned = {("ns", j["metadata"]["name"]) for j in jobs if node in job_nodes(j)}
+            unpinned = {("ns", j["metadata"]["name"]) for j in jobs if not (j.get("spec") or {}).get("nodes") and not group_nodes(j)}
+            assert set(cache.jobs_on(node)) == scanned | unpinned, (node, ops)
+        assert set(cache.jobs_of("ns", "wf")) == {j["metadata"]["name"] for j in jobs}
+
+    check()

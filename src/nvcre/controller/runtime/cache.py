@@ -118,9 +118,12 @@ class WatchCache:
                 old_rv, new_rv = _rv(old), _rv(obj)
                 if old_rv and new_rv and new_rv < old_rv:
                     return False  # an older copy (a status write's answer arriving after the watch's newer event)
-                self._unindex(kind, key, old)
+            # a Job's status write leaves its nodes as they were: 2 x 4096 index updates saved per write
+            nodes = kind != "Job" or old is None or _node_fields(old) != _node_fields(obj)
+            if old is not None:
+                self._unindex(kind, key, old, nodes=nodes)
             self._objects[kind][key] = obj
-            self._index(kind, key, obj)
+            self._index(kind, key, obj, nodes=nodes)
             return (kind == "Pod" and bool(job[1]) and old is not None and ws.pod_ended(old) is None and ws.pod_ended(obj) is not None
                     and not self._unended.get(job))
 
@@ -203,7 +206,7 @@ class WatchCache:
             return sorted(self._on_node.get(node, set()) | self._unpinned)
 
     # ------------------------------------------------------------ indexes
-    def _index(self, kind: str, key: Key, obj: dict) -> None:
+    def _index(self, kind: str, key: Key, obj: dict, *, nodes: bool = True) -> None:
         labels = dig(obj, "metadata", "labels") or {}
         if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
             self._pieces[(key[0], labels[L.JOB])].add((kind, key[1]))
@@ -212,13 +215,14 @@ class WatchCache:
         elif kind == "Job":
             if labels.get(L.WORKFLOW):
                 self._of_workflow[(key[0], labels[L.WORKFLOW])].add(key[1])
-            nodes = job_nodes(obj)
-            for node in nodes:
+            if not nodes:
+                return
+            for node in job_nodes(obj):
                 self._on_node[node].add(key)
             if not dig(obj, "spec", "nodes") and not L.group_nodes(obj):
                 self._unpinned.add(key)
 
-    def _unindex(self, kind: str, key: Key, obj: dict) -> None:
+    def _unindex(self, kind: str, key: Key, obj: dict, *, nodes: bool = True) -> None:
         labels = dig(obj, "metadata", "labels") or {}
         if kind in ("Pod", "batch.Job") and labels.get(L.JOB):
             _discard(self._pieces, (key[0], labels[L.JOB]), (kind, key[1]))
@@ -227,9 +231,16 @@ class WatchCache:
         elif kind == "Job":
             if labels.get(L.WORKFLOW):
                 _discard(self._of_workflow, (key[0], labels[L.WORKFLOW]), key[1])
+            if not nodes:
+                return
             for node in job_nodes(obj):
                 _discard(self._on_node, node, key)
             self._unpinned.discard(key)
+
+
+def _node_fields(job: dict) -> tuple:
+    """What ``job_nodes`` and the Unpinned index read of a Job."""
+    return (dig(job, "spec", "nodes"), dig(job, "metadata", "annotations", L.GROUP_NODES), dig(job, "status", "nodesRan"))
 
 
 def _discard(index: dict, key, value) -> None:
