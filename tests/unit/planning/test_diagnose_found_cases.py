@@ -242,6 +242,22 @@ CASES = {
                   intermittent={1: 0.6533627841958057}, seed=8841),
         dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="full",
              cross_check_after_faults=False, marginal_band=0.03, max_rounds=3, link_check="pairwise")),
+    # --- diagnose v2 (seed 14 case 6139): links 0-1 and 0-2, rack-00's uplink and an intermittent node 2;
+    # node 1 passed alone, then read slow in the all-node per-pair Job beside node 0 (the link, inside its
+    # rack) and node 2 (across rack-00's boundary, which no pass had crossed) at agreeing figures: two
+    # faults read as one slow node, named on the Job
+    "seed14-6139-job-pass-then-a-link-and-an-open-uplink": (
+        _scenario([2, 1], 3, {}, {(0, 1): 0.7334728292727759, (0, 2): 0.5920546470856323}, {0: 0.7184858815054216},
+                  intermittent={2: 0.5602933545151227}, seed=6289),
+        dict(min_group_size=1, max_concurrent=0, max_screen_size=32, cross_check="full",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=7, link_check="pairwise")),
+    # seed 15 case 1014, MNNVL, the link search: node 8 never passed and failed only beside NIC-slow nodes
+    # 0, 1 and 7, each proven only inside its NVLink domain (no crossing pass of its own)
+    "seed15-1014-never-passed-beside-partners-proven-inside": (
+        _scenario([1, 5, 2, 2], 10, {7: 0.5437240072661158, 0: 0.5719663754366322, 1: 0.48867280623967835}, {}, {},
+                  seed=1579, mnnvl=True),
+        dict(min_group_size=3, max_concurrent=2, max_screen_size=2, cross_check="none",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=21, link_check="search")),
 }
 
 
