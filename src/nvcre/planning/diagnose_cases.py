@@ -1814,11 +1814,19 @@ class CasePlanner:
             if x not in out and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
                 out[x] = [s.dom[x]]
         for x, ys in data.get("partners", ()):
-            if x not in out and x not in dead and x in passed:
+            if x not in out and x not in dead and self._passed_without(x, ys):
                 racks = self._path_doubt(x, ys)
                 if racks is not None:
                     out[x] = racks
         return out
+
+    def _passed_without(self, x: int, partners: Sequence[int]) -> bool:
+        """Whether ``x`` passed a test that held none of ``partners``: a pass beside a partner it
+        then read slow with needs a flip whatever slowed their pair (x, the partner or a link
+        between them), so it says nothing for x (two bad rack mates whose screen pair flipped to a
+        pass were left unresolved when it counted)."""
+        avoid = set(partners)
+        return any(t[3] == "P" and x in t[1] and avoid.isdisjoint(t[1]) for t in self.s.tests)
 
     def _path_doubt(self, x: int, partners: Sequence[int]) -> list[int] | None:
         """For ``x`` that passed a test (bad only through a flip), slow in a per-pair Job beside

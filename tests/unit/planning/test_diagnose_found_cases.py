@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nvcre.planning.diagnose import DiagnosePolicy
-from nvcre.planning.diagnose_sim import Scenario, run_planner
+from nvcre.planning.diagnose_sim import Scenario, make_scenario, run_planner
 from nvcre.planning.diagnose_sim import observably_bad as explains
 
 
@@ -305,4 +305,16 @@ def test_pairs_with_a_node_read_intermittent_are_its_own_not_its_partners():
     assert {"gpu-node-012", "gpu-node-015", "gpu-node-019"} <= named
     wrong = sorted(x for x in named if not explains(sc, x, policy.min_group_size))
     assert not wrong, f"healthy node(s) {wrong} reported bad or Intermittent at p=0"
+    assert_consistent(v)
+
+
+def test_two_bad_rack_mates_whose_screen_flipped_are_still_named():
+    # (diagnose v2, the per-path rule pair by pair) uneven racks, p = 5 %: nodes 6 and 7, a rack of
+    # their own, both slow; their screen pair flipped to a pass and the all-node per-pair Job read
+    # each slow with every partner. That pass held the slow rack mate, so it needs a flip under
+    # every reading and does not make them "passed" nodes to doubt: both are named, not left
+    # unresolved for want of a partner outside three open racks
+    sc = make_scenario(16, "pair2", 11, 0.05, rack_size=-1)
+    v = run_planner(sc, DiagnosePolicy(threshold=sc.threshold, cross_check="full"), roundtrip=True).verdict
+    assert {b["name"] for b in v.bad_nodes} == set(sc.bad_nodes) == {"gpu-node-0006", "gpu-node-0007"}
     assert_consistent(v)
