@@ -56,7 +56,8 @@ def unexplained_failures(sides: Sequence[int | None], passed: bool) -> int:
     """How many of a suspect's failures no uplink explains. ``sides``: per failure, the open rack
     behind it (``behind``, or ``UNPROVEN``) or None. A suspect that never passed is bad on one
     fault, so the failures behind the one rack that explains most of them count as one
-    observation (of x or of that uplink: one uplink is one fault, as one partner is one node);
+    observation (of x or of that uplink: one uplink is one fault, as one partner is one node;
+    the failures beside partners proven only inside their rack, ``UNPROVEN``, count as one too);
     a suspect that passed a test is bad only through a flip, so every failure behind an open
     rack is left out (at p = 0 no bad node passes)."""
     if passed:

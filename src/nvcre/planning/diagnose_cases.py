@@ -36,6 +36,7 @@ RIDER_TRIES = 2  # runs of the cross check's per-pair Job carrying crashed scree
 MAX_PAIR_LINKS = 16  # more unexplained slow pairs than this: unresolved, not a list of links
 PROBE_PARTNERS = 8  # proven-good partners in the per-pair check of a crash-only pair (see _plan_probe)
 PROBE_RUNS = 2  # runs of that check before its remaining suspects are reported unresolved
+PATH_PARTNERS_MAX = 32  # slow partners of a named node kept for the per-path rule (see decode_columns)
 
 
 
@@ -169,12 +170,14 @@ class CasePlanner:
             return None
         passed = x in self.passed()
         sides = [behind(x, s.tests[t][1], s.dom, racks, own=passed) for t in fails]
-        if passed:  # a crossing failure beside a partner proven only inside its rack: its NIC may be it
-            if self._crossers is None:
-                self._crossers = crossing_passers(s.tests, s.dom)
-            proven = self._crossers
-            sides = [UNPROVEN if d is None and not self.inside(t) and not proven.issuperset(set(s.tests[t][1]) - {x})
-                     else d for d, t in zip(sides, fails)]
+        # a crossing failure beside a partner proven only inside its rack: its NIC may be it. For x
+        # that never passed those count as one observation, as one rack does (issue 15, found case
+        # seed15-1014: node 8 failed only beside NIC-slow nodes proven inside their NVLink domain)
+        if self._crossers is None:
+            self._crossers = crossing_passers(s.tests, s.dom)
+        proven = self._crossers
+        sides = [UNPROVEN if d is None and not self.inside(t) and not proven.issuperset(set(s.tests[t][1]) - {x})
+                 else d for d, t in zip(sides, fails)]
         left = unexplained_failures(sides, passed)
         if left >= 2:
             return None
@@ -267,7 +270,8 @@ class CasePlanner:
             return
         doubt = self.boundary_doubt(x) if self.s.status[x] not in ("b", "i") else None
         if doubt:
-            self._confirm_past(x, *doubt)
+            self._confirm_past(x, *doubt, why="failed only beside partners whose NIC no crossing pass has "
+                               "proven (or behind an open uplink): confirmed with a proven-good partner")
             return
         if self.s.status[x] == "i":  # proven bad after all (e.g. slow in every pair): not intermittent
             self.s.intermittent = [e for e in self.s.intermittent if e[0] != x]
@@ -278,18 +282,19 @@ class CasePlanner:
             self.s.bad_nodes.append([x, sorted(set(tids))])
             self._settled(x)
 
-    def _confirm_past(self, x: int, racks: list[int], fails: int) -> None:
-        """``x`` about to be named on failures that open rack uplinks explain: confirmed with a
-        proven-good partner outside those racks instead (inside its own rack, or past a cleared
-        uplink), never one it failed with before; with none free it waits, and the round budget
-        reports it unresolved."""
+    def _confirm_past(self, x: int, racks: list[int], fails: int,
+                      why: str = "read slow in a per-pair Job beside fewer than two partners that ever "
+                                 "passed a test: confirmed with a proven-good partner") -> None:
+        """``x`` about to be named on failures that open rack uplinks (or partners proven only
+        inside their rack) explain: confirmed with a proven-good partner outside those racks
+        instead (inside its own rack, or past a cleared uplink), never one it failed with before;
+        with none free it waits, and the round budget reports it unresolved. ``why``: the note
+        when no rack is named."""
         s = self.s
         s.status[x] = "s"
         s.notes.append(f"{s.names[x]} failed with partners behind the uplink of "
                        f"{', '.join(s.domain_names[d] for d in racks)}, which no passing test crossed: "
-                       "confirmed with a partner outside it" if racks else
-                       f"{s.names[x]} read slow in a per-pair Job beside fewer than two partners that ever "
-                       "passed a test: confirmed with a proven-good partner")
+                       "confirmed with a partner outside it" if racks else f"{s.names[x]} {why}")
         own = [t for t, test in enumerate(s.tests) if x in test[1] and test[3] != "P"]
         failed_with = sorted({i for t in own if len(s.tests[t][1]) == 2 for i in s.tests[t][1] if i != x})
         self.new_case("node", "confirm", member=x, fails=fails, passes=0, crashes=0, exclude=list(racks),
@@ -1808,7 +1813,37 @@ class CasePlanner:
         for x in data["nodes"]:
             if x not in out and x not in inside and x in self.passed() and s.dom[x] in self.open_racks():
                 out[x] = [s.dom[x]]
+        for x, ys in data.get("partners", ()):
+            if x not in out and x not in dead and self._passed_without(x, ys):
+                racks = self._path_doubt(x, ys)
+                if racks is not None:
+                    out[x] = racks
         return out
+
+    def _passed_without(self, x: int, partners: Sequence[int]) -> bool:
+        """Whether ``x`` passed a test that held none of ``partners``: a pass beside a partner it
+        then read slow with needs a flip whatever slowed their pair (x, the partner or a link
+        between them), so it says nothing for x (two bad rack mates whose screen pair flipped to a
+        pass were left unresolved when it counted)."""
+        avoid = set(partners)
+        return any(t[3] == "P" and x in t[1] and avoid.isdisjoint(t[1]) for t in self.s.tests)
+
+    def _path_doubt(self, x: int, partners: Sequence[int]) -> list[int] | None:
+        """For ``x`` that passed a test (bad only through a flip), slow in a per-pair Job beside
+        ``partners``: the open racks behind its slow pairs when fewer than two pairs are left that
+        neither an open uplink (its own or the partner's) nor a partner proven only inside its rack
+        explains (the per-path rule of ``boundary_doubt``, pair by pair); None when two are left.
+        Two faults (a link inside its rack, an uplink across) once read as one slow node."""
+        s = self.s
+        if self._crossers is None:
+            self._crossers = crossing_passers(s.tests, s.dom)
+        racks = self.open_racks()
+        sides = [behind(x, (x, y), s.dom, racks, own=True) for y in partners]
+        sides = [UNPROVEN if d is None and s.dom[y] != s.dom[x] and y not in self._crossers else d
+                 for d, y in zip(sides, partners)]
+        if unexplained_failures(sides, True) >= 2:
+            return None
+        return sorted({d for d in sides if d is not None and d != UNPROVEN})
 
     def _done_crash_job(self, case: dict, tid: int, data: dict | None) -> bool:
         """The per-pair Job of crashed screens (``_done_screen``) when it read nothing against
@@ -2138,8 +2173,9 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
             if b in values:
                 values[b].append(v)
         agreeing = {}
+        levels: dict[int, float] = {}
         for x, vs in values.items():
-            level = max(vs) * (1.0 - MAGNITUDE_TOLERANCE)
+            level = levels[x] = max(vs) * (1.0 - MAGNITUDE_TOLERANCE)
             agreeing[x] = sum(1 for v in vs if v >= level)
         bad = [x for x in bad if agreeing[x] >= max(2, math.ceil(PAIR_NODE_SHARE * (m - 1 - fdeg.get(x, 0))))]
     bad_set = set(bad)
@@ -2155,6 +2191,7 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
             clean[b] = clean.get(b, 0) + 1
     shared = sorted(x for x in bad if clean.get(x, 0) < 2)
     sided = _sided(near, bad, dom) if labelled else []
+    partners = _few_inside(near, {x: levels[x] for x in bad}, dom) if labelled and bad else []
     # the pairs left to explain, as a mask over the columns (None: all of them)
     keep: list[bool] | None = None
     if bad_set:
@@ -2237,7 +2274,23 @@ def decode_columns(flat: Sequence[int], vals: list[float], members: Sequence[int
     return {"nodes": sorted(bad), "racks": racks, "links": [list(x) for x in left[:MAX_PAIR_LINKS + 1]],
             "inside": inside, "unexplained": len(left), "slow": n, "failed": len(failed),
             "intermittent": sorted(intermittent), "crashed": sorted(follow), "shared": shared, "sided": sided,
-            "dead": sorted(x for x, _k in dead)}
+            "dead": sorted(x for x, _k in dead), "partners": partners}
+
+
+def _few_inside(near: Sequence[tuple[int, int, float]], levels: Mapping[int, float],
+                dom: Sequence[int]) -> list[list]:
+    """[node, its slow partners at its own figure] for each named node with fewer than two of them
+    inside its rack (at most ``PATH_PARTNERS_MAX``): its crossing partners may be behind an open
+    uplink or proven only inside their rack, which the planner weighs against what passed (issue
+    15, found case seed14-6139). A node with two slow rack mates is evidence whatever crossed."""
+    mates: dict[int, list[int]] = {x: [] for x in levels}
+    for a, b, v in near:
+        if a in mates and v >= levels[a]:
+            mates[a].append(b)
+        if b in mates and v >= levels[b]:
+            mates[b].append(a)
+    return [[x, sorted(ys)] for x, ys in sorted(mates.items())
+            if sum(1 for y in ys if dom[y] == dom[x]) < 2 and len(ys) <= PATH_PARTNERS_MAX]
 
 
 def _flaky(left: Sequence[tuple[int, int, float]], ldeg: Mapping[int, int], measured: Mapping[int, int],

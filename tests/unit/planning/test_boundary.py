@@ -48,3 +48,11 @@ def test_a_node_that_never_passed_counts_the_failures_behind_one_uplink_as_one()
     assert unexplained_failures([None, 1, 1], passed=False) == 2
     assert unexplained_failures([1, 1, 2, None], passed=False) == 3
     assert unexplained_failures([None, None], passed=False) == 2
+
+
+def test_a_node_that_never_passed_counts_its_failures_beside_unproven_partners_as_one():
+    # (issue 15, found case seed15-1014) partners proven only inside their rack: their NICs may be the
+    # faults, as one uplink may be, so those failures are one observation together
+    assert unexplained_failures([UNPROVEN, UNPROVEN, UNPROVEN], passed=False) == 1
+    assert unexplained_failures([UNPROVEN, UNPROVEN, None], passed=False) == 2
+    assert unexplained_failures([UNPROVEN, 1, 1], passed=False) == 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nvcre.planning.diagnose import DiagnosePolicy
-from nvcre.planning.diagnose_sim import Scenario, run_planner
+from nvcre.planning.diagnose_sim import Scenario, make_scenario, run_planner
 from nvcre.planning.diagnose_sim import observably_bad as explains
 
 
@@ -242,6 +242,22 @@ CASES = {
                   intermittent={1: 0.6533627841958057}, seed=8841),
         dict(min_group_size=1, max_concurrent=7, max_screen_size=5, cross_check="full",
              cross_check_after_faults=False, marginal_band=0.03, max_rounds=3, link_check="pairwise")),
+    # --- diagnose v2 (seed 14 case 6139): links 0-1 and 0-2, rack-00's uplink and an intermittent node 2;
+    # node 1 passed alone, then read slow in the all-node per-pair Job beside node 0 (the link, inside its
+    # rack) and node 2 (across rack-00's boundary, which no pass had crossed) at agreeing figures: two
+    # faults read as one slow node, named on the Job
+    "seed14-6139-job-pass-then-a-link-and-an-open-uplink": (
+        _scenario([2, 1], 3, {}, {(0, 1): 0.7334728292727759, (0, 2): 0.5920546470856323}, {0: 0.7184858815054216},
+                  intermittent={2: 0.5602933545151227}, seed=6289),
+        dict(min_group_size=1, max_concurrent=0, max_screen_size=32, cross_check="full",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=7, link_check="pairwise")),
+    # seed 15 case 1014, MNNVL, the link search: node 8 never passed and failed only beside NIC-slow nodes
+    # 0, 1 and 7, each proven only inside its NVLink domain (no crossing pass of its own)
+    "seed15-1014-never-passed-beside-partners-proven-inside": (
+        _scenario([1, 5, 2, 2], 10, {7: 0.5437240072661158, 0: 0.5719663754366322, 1: 0.48867280623967835}, {}, {},
+                  seed=1579, mnnvl=True),
+        dict(min_group_size=3, max_concurrent=2, max_screen_size=2, cross_check="none",
+             cross_check_after_faults=False, marginal_band=0.1, max_rounds=21, link_check="search")),
 }
 
 
@@ -289,4 +305,16 @@ def test_pairs_with_a_node_read_intermittent_are_its_own_not_its_partners():
     assert {"gpu-node-012", "gpu-node-015", "gpu-node-019"} <= named
     wrong = sorted(x for x in named if not explains(sc, x, policy.min_group_size))
     assert not wrong, f"healthy node(s) {wrong} reported bad or Intermittent at p=0"
+    assert_consistent(v)
+
+
+def test_two_bad_rack_mates_whose_screen_flipped_are_still_named():
+    # (diagnose v2, the per-path rule pair by pair) uneven racks, p = 5 %: nodes 6 and 7, a rack of
+    # their own, both slow; their screen pair flipped to a pass and the all-node per-pair Job read
+    # each slow with every partner. That pass held the slow rack mate, so it needs a flip under
+    # every reading and does not make them "passed" nodes to doubt: both are named, not left
+    # unresolved for want of a partner outside three open racks
+    sc = make_scenario(16, "pair2", 11, 0.05, rack_size=-1)
+    v = run_planner(sc, DiagnosePolicy(threshold=sc.threshold, cross_check="full"), roundtrip=True).verdict
+    assert {b["name"] for b in v.bad_nodes} == set(sc.bad_nodes) == {"gpu-node-0006", "gpu-node-0007"}
     assert_consistent(v)

@@ -94,3 +94,16 @@ def test_a_pair_of_bad_nodes_whose_screen_flipped_at_4096_nodes_is_named_bad():
     st = run_planner(sc)
     names = {b["name"] for b in st.verdict.bad_nodes}
     assert names == set(sc.bad_nodes) and not st.verdict.intermittent, st.verdict.to_dict()["intermittent"]
+
+
+def test_a_named_node_with_fewer_than_two_slow_rack_mates_keeps_its_partners():
+    # (issue 15, found case seed14-6139) racks [0, 1] and [2]: node 1 slow beside node 0 (inside) and
+    # node 2 (across) at agreeing figures: named on the Job, its partners kept for the per-path rule
+    out = decode_pairs([(0, 1, 302.4), (1, 2, 281.5)], [0, 1, 2], [0, 0, 1], True, failed=[(0, 2)])
+    assert out["nodes"] == [1] and out["partners"] == [[1, [0, 2]]], out
+    # two slow rack mates: evidence whatever crossed, nothing kept
+    dom = [0, 0, 0, 1]
+    out = decode_pairs([(0, 1, 280.0), (0, 2, 281.0), (0, 3, 279.0)], [0, 1, 2, 3], dom, True)
+    assert out["nodes"] == [0] and out["partners"] == [], out
+    # without racks there is no path to doubt
+    assert decode_pairs([(0, 1, 280.0), (0, 2, 281.0)], [0, 1, 2], [0, 0, 0], False)["partners"] == []
