@@ -505,9 +505,69 @@ class CasePlanner:
             # Every open case moved on by deduction; advance again without a round.
             self.advance()
             return True
+        self.leftover_pairs()  # a deduction: it runs past the round budget too
         if limit_reached:
             return False  # no second looks past the round budget
         return self.reopen() or self.late_cross_check()
+
+    def leftover_pairs(self) -> None:
+        """At the end of a run, the slow pairs of a node a per-pair Job read slow with its partners
+        and a confirmation then cleared (``_behind_open``, ``shared``): a measured slow pair is no
+        flip, so none may vanish from the verdict (issue 15, found case seed14-6139). A pair that a
+        named fault explains is settled (``_pair_explained``); one inside a rack whose ends are good
+        and each passed twice without the other is a link (the bad-link rule); the rest, where an
+        uplink or an end's NIC no crossing pass proved reads the same, are reported unresolved with
+        the Job behind them. Idempotent: what it settles is explained the next time it runs."""
+        s = self.s
+        for key, data in sorted(s.pairs.items(), key=lambda kv: int(kv[0])):
+            tid = int(key)
+            for x, ys in data.get("partners", ()):
+                if s.status[x] != "g":
+                    continue  # named, unresolved or Intermittent: x explains its pairs
+                left = [y for y in ys if not self._pair_explained(x, y, data)]
+                links = [y for y in left if s.dom[x] == s.dom[y] and self._link_ends_cleared(x, y)]
+                for y in links:
+                    s.notes.append(f"{s.names[x]} read slow beside {s.names[y]} in round {s.tests[tid][0]}'s "
+                                   "per-pair Job and was cleared since; both ends passed without each other: "
+                                   "the link between them")
+                    self.convict_link(x, y, [tid])
+                rest = [y for y in left if y not in links]
+                if rest:
+                    self.unresolved([x], self._leftover_note(x, rest), [tid])
+
+    def _leftover_note(self, x: int, partners: Sequence[int]) -> str:
+        """Why x, cleared since, stays unresolved: the partners of its unexplained slow pairs (the
+        suspects beside x) and the open uplinks that read the same. Only x, their common end, is
+        listed: its partners may be healthy and keep their own verdicts."""
+        s = self.s
+        racks = open_racks(s.tests, s.dom, len(s.domain_names), {d for d, _p, _t in s.bad_racks}) \
+            if len(s.domain_names) >= 2 and any(s.domain_names) else set()
+        crossing = sorted({d for y in partners if s.dom[y] != s.dom[x] for d in (s.dom[x], s.dom[y]) if d in racks})
+        uplinks = f"; no passing test crossed the uplink of {', '.join(s.domain_names[d] for d in crossing)}" \
+            if crossing else ""
+        return (f"{s.names[x]} read slow beside {', '.join(s.names[y] for y in partners)} in a per-pair Job and "
+                f"was cleared since: nothing named explains those pairs (a link to each, or a fault on the "
+                f"partners' path, reads the same{uplinks})")
+
+    def _pair_explained(self, x: int, y: int, data: Mapping) -> bool:
+        """Whether a named fault explains the slow pair x-y of a per-pair Job (``data``): y named bad
+        or unresolved, a named link x-y, a named rack the pair crosses, or y read intermittent in that
+        Job's pairs. An end Intermittent on crashes elsewhere does not: a crash has no figure."""
+        s = self.s
+        if s.status[y] in ("b", "x") or y in {z for z, _f, _t in data.get("intermittent", ())}:
+            return True
+        if any({a, b} == {x, y} for a, b, _t in s.bad_links):
+            return True
+        return s.dom[x] != s.dom[y] and any(d in (s.dom[x], s.dom[y]) for d, _p, _t in s.bad_racks)
+
+    def _link_ends_cleared(self, a: int, b: int) -> bool:
+        """Whether both ends of pair a-b are good and each passed at least twice without the other
+        (the bad-link rule's evidence that neither end is the bottleneck)."""
+        s = self.s
+        for x, y in ((a, b), (b, a)):
+            if s.status[x] != "g" or sum(1 for t in s.tests if t[3] == "P" and x in t[1] and y not in t[1]) < 2:
+                return False
+        return True
 
     def late_cross_check(self) -> bool:
         """Run the skipped cross check when every screen failure turned out to be noise."""

@@ -318,3 +318,18 @@ def test_two_bad_rack_mates_whose_screen_flipped_are_still_named():
     v = run_planner(sc, DiagnosePolicy(threshold=sc.threshold, cross_check="full"), roundtrip=True).verdict
     assert {b["name"] for b in v.bad_nodes} == set(sc.bad_nodes) == {"gpu-node-0006", "gpu-node-0007"}
     assert_consistent(v)
+
+
+def test_slow_pairs_of_a_cleared_node_do_not_vanish():
+    # (diagnose v2, seed14-6139) node 1, doubted after the all-node per-pair Job read it slow beside
+    # node 0 (link 0-1, inside rack-00) and node 2 (across rack-00's degraded uplink), passes its
+    # confirmations: the pair inside the rack, both ends passing without each other, is the link;
+    # the crossing pair, whose other end is Intermittent on crashes only, stays unresolved with the Job
+    sc, options = CASES["seed14-6139-job-pass-then-a-link-and-an-open-uplink"]
+    v = run_planner(sc, DiagnosePolicy(threshold=sc.threshold, **options), roundtrip=True).verdict
+    assert [(x["a"], x["b"]) for x in v.bad_links] == [("gpu-node-000", "gpu-node-001")]
+    assert [u["nodes"] for u in v.unresolved] == [["gpu-node-001"]]
+    assert "gpu-node-002" in v.unresolved[0]["message"] and "uplink of rack-00" in v.unresolved[0]["message"]
+    assert any(e["kind"] == "cross-pairwise" and not e["passed"] for e in v.unresolved[0]["evidence"])
+    assert not v.bad_nodes and {x["name"] for x in v.intermittent} == {"gpu-node-002"}
+    assert_consistent(v)
